@@ -1,0 +1,49 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'data/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // The domain is pure: no I/O, no framework, no clock or randomness (they come in as arguments).
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../app/*', '../db/*', '../http/*', '../providers/*', '../jobs/*', '../documents/*'],
+              message: 'domain/ imports nothing outside domain/',
+            },
+            {
+              group: ['node:*', 'fastify*', 'kysely*', 'pg*', '@electric-sql/*', 'pino*'],
+              message: 'domain/ does no I/O',
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: 'time comes in as an argument',
+        },
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'time comes in as an argument',
+        },
+        {
+          selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']",
+          message: 'randomness comes in as an argument',
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,120 @@
+import { badRequest, notFound } from '../../domain/errors.ts';
+import { baniToMdl } from '../../domain/money.ts';
+import { ORDER_STATUSES, effectiveStatus, type OrderStatus } from '../../domain/order-state.ts';
+import { isoLocal } from '../../domain/time.ts';
+import { findOrder, listOrders, orderEvents, orderItems } from '../../db/repos/orders.ts';
+import { attemptsFor } from '../../db/repos/webhooks.ts';
+import type { OrderRow } from '../../db/schema.ts';
+import { deliverWebhook } from '../deliver-webhook.ts';
+import { fileUrl } from '../order-view.ts';
+import type { Services } from '../services.ts';
+
+/** Operator views of orders: everything about one order, and cursor-paged lists. */
+function summary(o: OrderRow, now: number) {
+  return {
+    id: o.id,
+    partner_id: o.partner_id,
+    status: effectiveStatus(o.status, o.expires_at.getTime(), now),
+    stored_status: o.status,
+    description: o.description,
+    price: baniToMdl(o.price),
+    currency: o.currency,
+    payment_method: o.payment_method,
+    created_at: isoLocal(o.created_at.getTime()),
+    expires_at: isoLocal(o.expires_at.getTime()),
+  };
+}
+
+const encodeCursor = (o: OrderRow) =>
+  Buffer.from(`${o.created_at.toISOString()}|${o.id}`).toString('base64url');
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  const [iso, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  const createdAt = new Date(iso ?? '');
+  if (!id || Number.isNaN(createdAt.getTime())) throw badRequest('cursor is not valid');
+  return { createdAt, id };
+}
+
+export async function listOrdersForOperator(
+  svc: Services,
+  q: { partner_id?: string; status?: string; limit?: number; cursor?: string },
+) {
+  if (q.status && !(ORDER_STATUSES as readonly string[]).includes(q.status)) {
+    throw badRequest(`status must be one of ${ORDER_STATUSES.join(', ')}`);
+  }
+  const limit = q.limit ?? 50;
+  const rows = await listOrders(svc.db, {
+    limit: limit + 1,
+    ...(q.partner_id ? { partnerId: q.partner_id } : {}),
+    ...(q.status ? { status: q.status as OrderStatus } : {}),
+    ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}),
+  });
+  const page = rows.slice(0, limit);
+  const now = await svc.clock.now();
+  return {
+    orders: page.map((o) => summary(o, now)),
+    next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null,
+  };
+}
+
+export async function orderDetail(svc: Services, id: string) {
+  const o = await findOrder(svc.db, id);
+  if (!o) throw notFound('Order not found');
+  const now = await svc.clock.now();
+  const [items, events, attempts, ledger] = await Promise.all([
+    orderItems(svc.db, id),
+    orderEvents(svc.db, id),
+    attemptsFor(svc.db, id),
+    svc.db.selectFrom('ledger_entries').selectAll().where('order_id', '=', id).orderBy('id').execute(),
+  ]);
+  return {
+    ...summary(o, now),
+    customer: o.customer,
+    start_date: o.start_date,
+    end_date: o.end_date,
+    payment: o.payment,
+    paid_at: o.paid_at ? isoLocal(o.paid_at.getTime()) : null,
+    completed_at: o.completed_at ? isoLocal(o.completed_at.getTime()) : null,
+    products: items.map((it) => ({
+      idx: it.idx,
+      product: it.product,
+      price: baniToMdl(it.price),
+      description: it.description,
+      start_date: it.start_date,
+      end_date: it.end_date,
+      issued: it.issued,
+      file: it.file_token ? fileUrl(svc.config.publicBaseUrl, it.file_token) : null,
+    })),
+    history: events.map((e) => ({
+      from: e.from_status,
+      to: e.to_status,
+      reason: e.reason,
+      actor: e.actor,
+      at: isoLocal(e.at.getTime()),
+    })),
+    webhook_attempts: attempts.map((a) => ({
+      trigger: a.trigger,
+      url: a.url,
+      at: isoLocal(a.attempted_at.getTime()),
+      http_status: a.http_status,
+      error: a.error,
+      latency_ms: a.latency_ms,
+    })),
+    ledger: ledger.map((l) => ({
+      wallet: l.wallet,
+      amount: baniToMdl(l.amount),
+      balance_after: baniToMdl(l.balance_after),
+      kind: l.kind,
+      reference: l.reference,
+      actor: l.actor,
+      at: isoLocal(l.created_at.getTime()),
+    })),
+  };
+}
+
+export async function resendWebhook(svc: Services, id: string) {
+  const o = await findOrder(svc.db, id);
+  if (!o) throw notFound('Order not found');
+  if (o.status !== 'completed')
+    throw badRequest(`Only a completed order has a completion webhook (status ${o.status})`);
+  return deliverWebhook(svc, id, 'operator');
+}

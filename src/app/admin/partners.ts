@@ -1,0 +1,90 @@
+import { badRequest, notFound } from '../../domain/errors.ts';
+import {
+  addSecret,
+  findPartner,
+  insertPartner,
+  retireOldSecrets as retireOldSecretsRepo,
+  updatePartner,
+} from '../../db/repos/partners.ts';
+import { createWallet } from '../../db/repos/wallets.ts';
+import type { Services } from '../services.ts';
+import { checkWebhookUrlSyntax } from '../webhook-url.ts';
+
+/** Operator use cases on partners. The secret is shown once, when it is made. */
+const hex = (svc: Services, n: number) => Buffer.from(svc.randomBytes(n)).toString('hex');
+
+export function partnerView(
+  p: { id: string; name: string; webhook_url: string | null; disabled: boolean; margin_bp: number },
+  wallet: boolean,
+) {
+  return {
+    id: p.id,
+    name: p.name,
+    webhook_url: p.webhook_url,
+    wallet,
+    disabled: p.disabled,
+    margin_bp: p.margin_bp,
+  };
+}
+
+export async function createPartner(
+  svc: Services,
+  input: { id?: string; name: string; webhook_url?: string | null; wallet?: boolean; margin_bp?: number },
+) {
+  if (input.webhook_url) checkWebhookUrlSyntax(input.webhook_url, svc.config.sandbox);
+  const id = input.id ?? `p${hex(svc, 5)}`;
+  const secret = hex(svc, 32);
+  const at = new Date(await svc.clock.now());
+  const wallet = input.wallet ?? true;
+  await svc.db.transaction().execute(async (trx) => {
+    if (await findPartner(trx, id)) throw badRequest(`Partner ${id} already exists`);
+    await insertPartner(trx, {
+      id,
+      name: input.name,
+      webhook_url: input.webhook_url ?? null,
+      margin_bp: input.margin_bp ?? 0,
+      secret,
+      at,
+    });
+    if (wallet) await createWallet(trx, id, at);
+  });
+  return { id, secret, name: input.name, webhook_url: input.webhook_url ?? null, wallet };
+}
+
+export async function getPartner(svc: Services, id: string) {
+  const p = await findPartner(svc.db, id);
+  if (!p) throw notFound('Partner not found');
+  return { ...partnerView(p, p.hasWallet), active_secrets: p.secrets.length };
+}
+
+export async function changePartner(
+  svc: Services,
+  id: string,
+  patch: { name?: string; webhook_url?: string | null; disabled?: boolean; margin_bp?: number },
+) {
+  if (patch.webhook_url) checkWebhookUrlSyntax(patch.webhook_url, svc.config.sandbox);
+  const ok = await updatePartner(svc.db, id, patch, new Date(await svc.clock.now()));
+  if (!ok) throw notFound('Partner not found');
+  svc.partners.invalidate(id);
+  return getPartner(svc, id);
+}
+
+/** A new secret; the old one keeps working until retireOldSecrets, so partners can roll over without downtime. */
+export async function rotateSecret(svc: Services, id: string) {
+  const secret = hex(svc, 32);
+  await svc.db.transaction().execute(async (trx) => {
+    if (!(await findPartner(trx, id))) throw notFound('Partner not found');
+    await addSecret(trx, id, secret, new Date(await svc.clock.now()));
+  });
+  svc.partners.invalidate(id);
+  return { secret };
+}
+
+export async function retireOldSecrets(svc: Services, id: string) {
+  const retired = await svc.db.transaction().execute(async (trx) => {
+    if (!(await findPartner(trx, id))) throw notFound('Partner not found');
+    return retireOldSecretsRepo(trx, id, new Date(await svc.clock.now()));
+  });
+  svc.partners.invalidate(id);
+  return { retired };
+}

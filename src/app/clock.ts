@@ -1,0 +1,44 @@
+import type { Db } from '../db/database.ts';
+import { deleteSetting, getSetting, putSetting } from '../db/repos/settings.ts';
+
+const KEY = 'sandbox_clock';
+
+/**
+ * The service clock. In the sandbox the operator can move it (PUT /admin/sandbox/clock); the
+ * offset from real time is kept in the database so every instance on it reads the same time.
+ * Instances re-read it at most every `ttlMs`; the instance that moved it sees the change at once.
+ */
+export class Clock {
+  private offsetMs = 0;
+  private loadedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly db: Db,
+    private readonly sandbox: boolean,
+    private readonly ttlMs = 1000,
+  ) {}
+
+  async now(): Promise<number> {
+    if (!this.sandbox) return Date.now();
+    const real = Date.now();
+    if (real - this.loadedAt > this.ttlMs) {
+      const stored = await getSetting<{ offset_ms: number }>(this.db, KEY);
+      this.offsetMs = stored?.offset_ms ?? 0;
+      this.loadedAt = real;
+    }
+    return real + this.offsetMs;
+  }
+
+  async set(nowMs: number): Promise<void> {
+    const offset = nowMs - Date.now();
+    await putSetting(this.db, KEY, { offset_ms: offset }, new Date());
+    this.offsetMs = offset;
+    this.loadedAt = Date.now();
+  }
+
+  async reset(): Promise<void> {
+    await deleteSetting(this.db, KEY);
+    this.offsetMs = 0;
+    this.loadedAt = Date.now();
+  }
+}

@@ -1,0 +1,16 @@
+import { expireDrafts as expireDue } from '../db/repos/orders.ts';
+import type { Services } from './services.ts';
+
+/**
+ * Persists the expiry of drafts whose 23:59:59 has passed. Reads already treat them as expired
+ * from that instant; this sweep makes the stored status agree.
+ */
+export async function expireDrafts(svc: Services): Promise<number> {
+  const now = new Date(await svc.clock.now());
+  let total = 0;
+  for (;;) {
+    const ids = await svc.db.transaction().execute((trx) => expireDue(trx, now, 500));
+    total += ids.length;
+    if (ids.length < 500) return total;
+  }
+}

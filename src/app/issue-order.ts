@@ -1,0 +1,117 @@
+import { formatAmount } from '../domain/money.ts';
+import { localDateTime, formatDmy } from '../domain/time.ts';
+import { findOrder, orderItems, setItemIssued, transition } from '../db/repos/orders.ts';
+import { findPartner } from '../db/repos/partners.ts';
+import { renderPolicyPdf } from '../documents/policy-pdf.ts';
+import { ProviderRejection } from '../providers/types.ts';
+import { productModule } from '../products/registry.ts';
+import { catalogueOf, productContext } from './product-context.ts';
+import type { Services } from './services.ts';
+
+export type IssueOutcome = 'completed' | 'processing' | 'failed' | 'skipped';
+
+/**
+ * Issues a paid order in the background: each product bought from its provider, its policy PDF
+ * rendered and stored, then the order completed and its webhook enqueued in one transaction.
+ * Safe to run again after a crash: issued products are kept, and each step is guarded by the
+ * order's status. Products issued asynchronously first pass through a visible `processing`.
+ */
+export async function issueOrder(
+  svc: Services,
+  orderId: string,
+  opts: { finalAttempt: boolean },
+): Promise<IssueOutcome> {
+  const order = await findOrder(svc.db, orderId);
+  if (!order || (order.status !== 'paid' && order.status !== 'processing')) return 'skipped';
+  const items = await orderItems(svc.db, orderId);
+  const modules = items.map((it) => {
+    const m = productModule(it.product);
+    if (!m) throw new Error(`order ${orderId} holds unknown product ${it.product}`);
+    return m;
+  });
+  const now = await svc.clock.now();
+
+  if (order.status === 'paid' && modules.some((m) => m.asyncIssue)) {
+    await svc.db.transaction().execute(async (trx) => {
+      if (
+        !(await transition(trx, orderId, 'paid', 'processing', {
+          actor: 'system',
+          reason: 'issuance started',
+          at: new Date(now),
+        }))
+      )
+        return;
+      await svc.jobs.enqueue(
+        trx,
+        'issue-order',
+        { orderId },
+        {
+          startAfterSeconds: Math.ceil(svc.config.sandboxAsyncIssueMs / 1000),
+          singletonKey: `issue-finish:${orderId}`,
+        },
+      );
+    });
+    return 'processing';
+  }
+
+  const partner = await findPartner(svc.db, order.partner_id);
+  if (!partner) throw new Error(`order ${orderId} has no partner ${order.partner_id}`);
+  const ctx = productContext(svc, now, partner, order.customer);
+  try {
+    for (const [i, item] of items.entries()) {
+      if (item.issued) continue;
+      const m = modules[i]!;
+      const issued = await m.issue(ctx, catalogueOf(svc, m), item, orderId);
+      const pdf = await renderPolicyPdf({
+        title: issued.document.title,
+        orderId,
+        product: item.product,
+        issuedAt: localDateTime(now)
+          .slice(0, 16)
+          .replace(/^(\d{4})-(\d{2})-(\d{2})/, '$3.$2.$1'),
+        partnerName: partner.name,
+        customer: order.customer,
+        fields: issued.document.fields,
+        price: formatAmount(item.price, 'MDL'),
+        ...(item.start_date ? { startDate: formatDmy(item.start_date) } : {}),
+        ...(item.end_date ? { endDate: formatDmy(item.end_date) } : {}),
+      });
+      const token = Buffer.from(svc.randomBytes(16)).toString('hex');
+      await svc.db
+        .transaction()
+        .execute((trx) => setItemIssued(trx, orderId, item.idx, issued.fields, token, pdf, new Date(now)));
+    }
+  } catch (err) {
+    const rejected = err instanceof ProviderRejection;
+    if (!rejected && !opts.finalAttempt) throw err; // a transient failure: the job is retried
+    svc.log.warn({ orderId, err }, 'issuance failed');
+    await svc.db.transaction().execute((trx) =>
+      transition(trx, orderId, order.status, 'failed', {
+        actor: 'system',
+        reason: rejected
+          ? (err as Error).message
+          : `issuance failed after retries: ${(err as Error).message}`,
+        at: new Date(now),
+      }),
+    );
+    return 'failed';
+  }
+
+  await svc.db.transaction().execute(async (trx) => {
+    const at = new Date(await svc.clock.now());
+    const done = await transition(trx, orderId, order.status, 'completed', {
+      actor: 'system',
+      reason: 'all products issued',
+      at,
+      set: { completed_at: at },
+    });
+    if (done)
+      await svc.jobs.enqueue(
+        trx,
+        'deliver-webhook',
+        { orderId, trigger: 'completion' },
+        { singletonKey: `webhook:${orderId}` },
+      );
+  });
+  return 'completed';
+}

@@ -1,0 +1,31 @@
+import type { Db } from '../db/database.ts';
+import { findPartner, type PartnerWithSecrets } from '../db/repos/partners.ts';
+
+/**
+ * Partners as request authentication sees them, cached briefly so that a signed request costs no
+ * database round trip. Changes made through this instance apply at once; other instances see them
+ * within `ttlMs`.
+ */
+export class PartnerDirectory {
+  private readonly cache = new Map<string, { at: number; partner: PartnerWithSecrets | undefined }>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly ttlMs = 1000,
+  ) {}
+
+  async get(id: string): Promise<PartnerWithSecrets | undefined> {
+    const hit = this.cache.get(id);
+    const now = Date.now();
+    if (hit && now - hit.at < this.ttlMs) return hit.partner;
+    const partner = await findPartner(this.db, id);
+    // Unknown ids are cached too, so a flood of bad ids cannot turn into a flood of queries.
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(id, { at: now, partner });
+    return partner;
+  }
+
+  invalidate(id: string): void {
+    this.cache.delete(id);
+  }
+}

@@ -1,0 +1,26 @@
+import { badRequest, DomainError, notFound } from '../domain/errors.ts';
+import type { PartnerRow } from '../db/schema.ts';
+import { productModule } from '../products/registry.ts';
+import { catalogueOf, productContext } from './product-context.ts';
+import type { Services } from './services.ts';
+
+/**
+ * get-offers. Product rules answer 400 here with the reason as is (500 `[API] …` on create-order),
+ * and an unknown vehicle answers 404.
+ */
+export async function quote(
+  svc: Services,
+  partner: PartnerRow,
+  body: { product: string } & Record<string, unknown>,
+) {
+  const m = productModule(body.product);
+  if (!m) throw badRequest(`Unknown product ${body.product}`);
+  const ctx = productContext(svc, await svc.clock.now(), partner);
+  try {
+    return await m.quote(ctx, catalogueOf(svc, m), body);
+  } catch (err) {
+    if (err instanceof DomainError && err.code === 'product_rule') throw badRequest(err.reason);
+    if (err instanceof DomainError && err.code === 'vehicle_not_found') throw notFound('Vehicle not found');
+    throw err;
+  }
+}

@@ -1,0 +1,36 @@
+import type { Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.ts';
+import type { DB } from '../db/schema.ts';
+import type { Providers } from '../providers/types.ts';
+import type { Catalogue } from './catalogue.ts';
+import type { Clock } from './clock.ts';
+import type { PartnerDirectory } from './partner-directory.ts';
+
+export type JobName = 'issue-order' | 'deliver-webhook' | 'expire-drafts';
+
+/** The background-job port. Enqueueing goes through the caller's transaction: the job exists iff the change commits. */
+export interface JobQueue {
+  enqueue(
+    trx: Transaction<DB>,
+    name: JobName,
+    data: Record<string, unknown>,
+    opts?: { startAfterSeconds?: number; singletonKey?: string },
+  ): Promise<void>;
+}
+
+/** Everything a use case may touch, wired by hand in main.ts (and in the test helper). */
+export interface Services {
+  db: Db;
+  clock: Clock;
+  partners: PartnerDirectory;
+  catalogue: Catalogue;
+  providers: Providers;
+  jobs: JobQueue;
+  log: Logger;
+  config: { publicBaseUrl: string; sandbox: boolean; sandboxAsyncIssueMs: number };
+  /** Randomness comes in here so that nothing else reaches for it. */
+  randomBytes(n: number): Uint8Array;
+  /** Outbound HTTP for webhooks (global fetch in production). */
+  fetch: typeof fetch;
+}

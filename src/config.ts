@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+
+/** The environment, read once at start, validated and typed. A bad value stops the start with its name. */
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** Undefined in the sandbox until main generates or loads one. */
+  adminToken: string | undefined;
+  sandbox: boolean;
+  sandboxAsyncIssueMs: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+    }
+    return Number(raw);
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = env[name]?.toLowerCase();
+    if (raw === undefined || raw === '') return fallback;
+    if (['true', '1', 'yes'].includes(raw)) return true;
+    if (['false', '0', 'no'].includes(raw)) return false;
+    throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+  };
+
+  const port = int('PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const sandbox = bool('SANDBOX', true);
+  const publicBaseUrl = (
+    env.PUBLIC_BASE_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  ).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^\s]+$/.test(publicBaseUrl)) {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an http(s) URL, got "${env.PUBLIC_BASE_URL}"`);
+  }
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^(postgres(ql)?:\/\/.+|memory:\/\/)$/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be postgres://user@host:port/db, postgresql://… or memory://');
+  }
+  const adminToken = env.ADMIN_TOKEN || undefined;
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  }
+  if (!sandbox && !adminToken) throw new ConfigError('ADMIN_TOKEN is required when SANDBOX=false');
+  const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
+  }
+  return {
+    port,
+    host,
+    publicBaseUrl,
+    databaseUrl,
+    dataDir: env.DATA_DIR || './data',
+    adminToken,
+    sandbox,
+    sandboxAsyncIssueMs: int('SANDBOX_ASYNC_ISSUE_MS', 20_000, 0, 3_600_000),
+    logLevel: logLevel as Config['logLevel'],
+  };
+}
+
+export const newSecret = (): string => randomBytes(32).toString('hex');

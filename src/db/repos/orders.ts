@@ -1,0 +1,166 @@
+import type { Kysely, Transaction, Updateable } from 'kysely';
+import { assertTransition, type OrderStatus } from '../../domain/order-state.ts';
+import type { DB, NewOrderItem, OrderItemRow, OrderRow, OrdersTable } from '../schema.ts';
+
+type Conn = Kysely<DB> | Transaction<DB>;
+
+export async function insertOrder(
+  trx: Transaction<DB>,
+  order: Omit<OrderRow, 'customer' | 'payment'> & { customer: string; payment: null },
+  items: NewOrderItem[],
+  actor: string,
+): Promise<void> {
+  await trx.insertInto('orders').values(order).execute();
+  await trx.insertInto('order_items').values(items).execute();
+  await trx
+    .insertInto('order_events')
+    .values({
+      order_id: order.id,
+      from_status: null,
+      to_status: 'draft',
+      reason: null,
+      actor,
+      at: order.created_at,
+    })
+    .execute();
+}
+
+export async function findOrder(db: Conn, id: string): Promise<OrderRow | undefined> {
+  return db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The order row locked until the transaction ends: concurrent payments of one order queue here. */
+export async function lockOrder(trx: Transaction<DB>, id: string): Promise<OrderRow | undefined> {
+  return trx.selectFrom('orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function orderItems(db: Conn, orderId: string): Promise<OrderItemRow[]> {
+  return db.selectFrom('order_items').selectAll().where('order_id', '=', orderId).orderBy('idx').execute();
+}
+
+/**
+ * Move an order along the state machine, recording the event. Guarded by the current status in
+ * SQL as well, so a transition computed from a stale read changes nothing and says so.
+ */
+export async function transition(
+  trx: Transaction<DB>,
+  id: string,
+  from: OrderStatus,
+  to: OrderStatus,
+  e: {
+    actor: string;
+    reason?: string;
+    at: Date;
+    set?: Omit<Updateable<OrdersTable>, 'status' | 'updated_at'>;
+  },
+): Promise<boolean> {
+  assertTransition(from, to);
+  const res = await trx
+    .updateTable('orders')
+    .set({ ...e.set, status: to, updated_at: e.at })
+    .where('id', '=', id)
+    .where('status', '=', from)
+    .executeTakeFirst();
+  if (res.numUpdatedRows === 0n) return false;
+  await trx
+    .insertInto('order_events')
+    .values({
+      order_id: id,
+      from_status: from,
+      to_status: to,
+      reason: e.reason ?? null,
+      actor: e.actor,
+      at: e.at,
+    })
+    .execute();
+  return true;
+}
+
+export async function setItemIssued(
+  trx: Transaction<DB>,
+  orderId: string,
+  idx: number,
+  issued: Record<string, unknown>,
+  fileToken: string,
+  pdf: Uint8Array,
+  at: Date,
+): Promise<void> {
+  await trx
+    .updateTable('order_items')
+    .set({ issued: JSON.stringify(issued), file_token: fileToken })
+    .where('order_id', '=', orderId)
+    .where('idx', '=', idx)
+    .execute();
+  await trx
+    .insertInto('documents')
+    .values({ token: fileToken, order_id: orderId, idx, pdf, created_at: at })
+    .execute();
+}
+
+export async function findDocument(db: Conn, token: string): Promise<Uint8Array | undefined> {
+  const row = await db.selectFrom('documents').select('pdf').where('token', '=', token).executeTakeFirst();
+  return row?.pdf;
+}
+
+/** Drafts whose expiry instant has passed, persisted as expired; returns their ids. */
+export async function expireDrafts(trx: Transaction<DB>, now: Date, limit: number): Promise<string[]> {
+  const due = await trx
+    .selectFrom('orders')
+    .select('id')
+    .where('status', '=', 'draft')
+    .where('expires_at', '<=', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+  const done: string[] = [];
+  for (const { id } of due) {
+    if (
+      await transition(trx, id, 'draft', 'expired', {
+        actor: 'system',
+        reason: 'not paid by 23:59:59',
+        at: now,
+      })
+    ) {
+      done.push(id);
+    }
+  }
+  return done;
+}
+
+export interface OrderListFilter {
+  partnerId?: string;
+  status?: OrderStatus;
+  limit: number;
+  /** Keyset cursor: created_at and id of the last row of the previous page. */
+  after?: { createdAt: Date; id: string };
+}
+
+export async function listOrders(db: Conn, f: OrderListFilter): Promise<OrderRow[]> {
+  let q = db.selectFrom('orders').selectAll();
+  if (f.partnerId) q = q.where('partner_id', '=', f.partnerId);
+  if (f.status) q = q.where('status', '=', f.status);
+  if (f.after) {
+    const { createdAt, id } = f.after;
+    q = q.where((eb) =>
+      eb.or([
+        eb('created_at', '<', createdAt),
+        eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)]),
+      ]),
+    );
+  }
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(f.limit).execute();
+}
+
+export async function orderEvents(db: Conn, orderId: string) {
+  return db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('id').execute();
+}
+
+export async function countOrdersByStatus(db: Conn): Promise<{ status: string; n: number }[]> {
+  return db
+    .selectFrom('orders')
+    .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+    .groupBy('status')
+    .execute();
+}

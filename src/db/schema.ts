@@ -1,0 +1,150 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { OrderStatus } from '../domain/order-state.ts';
+
+/** JSON columns: written as text (JSON.stringify, so arrays survive `pg`), read back parsed. */
+export type Json<T> = ColumnType<T, string, string>;
+type Timestamp = ColumnType<Date, Date, Date>;
+
+export interface SettingsTable {
+  key: string;
+  value: Json<unknown>;
+  updated_at: Timestamp;
+}
+
+export interface PartnersTable {
+  id: string;
+  name: string;
+  webhook_url: string | null;
+  disabled: ColumnType<boolean, boolean | undefined, boolean>;
+  margin_bp: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PartnerSecretsTable {
+  id: Generated<number>;
+  partner_id: string;
+  secret: string;
+  created_at: Timestamp;
+  retired_at: Timestamp | null;
+}
+
+export interface CustomerData {
+  name?: string;
+  email?: string;
+  phone: string;
+}
+
+export interface PaymentData {
+  receipt_id: string;
+  transaction_id: string;
+  paid_at: number;
+  amount: number;
+  currency: string;
+  pos_id?: string;
+  /** For wallet payments: the sub-wallet that paid. */
+  wallet?: 'online' | 'promo';
+}
+
+export interface OrdersTable {
+  id: string;
+  partner_id: string;
+  status: OrderStatus;
+  description: string;
+  price: number;
+  currency: ColumnType<string, string | undefined, string>;
+  start_date: string | null;
+  end_date: string | null;
+  customer: Json<CustomerData>;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  paid_at: Timestamp | null;
+  payment_method: 'customer' | 'wallet' | null;
+  payment: Json<PaymentData> | null;
+  completed_at: Timestamp | null;
+  updated_at: Timestamp;
+}
+
+export interface OrderItemsTable {
+  order_id: string;
+  idx: number;
+  product: string;
+  price: number;
+  description: string;
+  start_date: string | null;
+  end_date: string | null;
+  details: Json<Record<string, unknown>>;
+  issued: Json<Record<string, unknown>> | null;
+  file_token: string | null;
+}
+
+export interface OrderEventsTable {
+  id: Generated<number>;
+  order_id: string;
+  from_status: OrderStatus | null;
+  to_status: OrderStatus;
+  reason: string | null;
+  actor: string;
+  at: Timestamp;
+}
+
+export interface DocumentsTable {
+  token: string;
+  order_id: string;
+  idx: number;
+  pdf: Uint8Array;
+  created_at: Timestamp;
+}
+
+export type SubWallet = 'online' | 'insurance' | 'promo';
+
+export interface WalletsTable {
+  partner_id: string;
+  online: ColumnType<number, number | undefined, number>;
+  insurance: ColumnType<number, number | undefined, number>;
+  promo: ColumnType<number, number | undefined, number>;
+  updated_at: Timestamp;
+}
+
+export interface LedgerEntriesTable {
+  id: Generated<number>;
+  partner_id: string;
+  wallet: SubWallet;
+  amount: number;
+  balance_after: number;
+  kind: 'credit' | 'payment' | 'refund';
+  order_id: string | null;
+  reference: string | null;
+  actor: string;
+  created_at: Timestamp;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  order_id: string;
+  url: string | null;
+  trigger: 'completion' | 'operator';
+  attempted_at: Timestamp;
+  http_status: number | null;
+  error: string | null;
+  latency_ms: number;
+}
+
+export interface DB {
+  settings: SettingsTable;
+  partners: PartnersTable;
+  partner_secrets: PartnerSecretsTable;
+  orders: OrdersTable;
+  order_items: OrderItemsTable;
+  order_events: OrderEventsTable;
+  documents: DocumentsTable;
+  wallets: WalletsTable;
+  ledger_entries: LedgerEntriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+}
+
+export type OrderRow = Selectable<OrdersTable>;
+export type OrderItemRow = Selectable<OrderItemsTable>;
+export type NewOrderItem = Insertable<OrderItemsTable>;
+export type PartnerRow = Selectable<PartnersTable>;
+export type WalletRow = Selectable<WalletsTable>;

@@ -1,0 +1,111 @@
+/**
+ * Calendar rules in the business time zone, Europe/Chisinau (EET/EEST). Instants are epoch
+ * milliseconds passed in by the caller; dates are `yyyy-mm-dd` strings. Nothing here reads a clock.
+ */
+export const TIME_ZONE = 'Europe/Chisinau';
+const DAY_MS = 86_400_000;
+
+const partsFormat = new Intl.DateTimeFormat('en-CA', {
+  timeZone: TIME_ZONE,
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+});
+
+interface WallClock {
+  date: string;
+  time: string;
+}
+
+function wallClock(ms: number): WallClock {
+  const p: Record<string, string> = {};
+  for (const part of partsFormat.formatToParts(new Date(ms))) p[part.type] = part.value;
+  return { date: `${p.year}-${p.month}-${p.day}`, time: `${p.hour}:${p.minute}:${p.second}` };
+}
+
+/** Offset of the zone from UTC at an instant, in minutes (120 in winter, 180 in summer). */
+export function offsetMinutes(ms: number): number {
+  const w = wallClock(ms);
+  const asUtc = Date.parse(`${w.date}T${w.time}Z`);
+  return Math.round((asUtc - Math.floor(ms / 1000) * 1000) / 60_000);
+}
+
+export const localDate = (ms: number): string => wallClock(ms).date;
+export const localDateTime = (ms: number): string => {
+  const w = wallClock(ms);
+  return `${w.date} ${w.time}`;
+};
+
+/** The instant at which the local wall clock shows `date time` (time `hh:mm:ss`). */
+export function localInstant(date: string, time: string): number {
+  const naive = Date.parse(`${date}T${time}Z`);
+  // Two passes settle the offset even next to a daylight-saving change.
+  let ms = naive - offsetMinutes(naive) * 60_000;
+  ms = naive - offsetMinutes(ms) * 60_000;
+  return ms;
+}
+
+/** Drafts die at 23:59:59 local time on their creation day. */
+export const endOfBusinessDay = (ms: number): number => localInstant(localDate(ms), '23:59:59');
+
+/** ISO-8601 with the zone's offset: 2026-09-30T12:00:00.000+03:00. */
+export function isoLocal(ms: number): string {
+  const w = wallClock(ms);
+  const off = offsetMinutes(ms);
+  const sign = off < 0 ? '-' : '+';
+  const hh = String(Math.floor(Math.abs(off) / 60)).padStart(2, '0');
+  const mm = String(Math.abs(off) % 60).padStart(2, '0');
+  const millis = String(((ms % 1000) + 1000) % 1000).padStart(3, '0');
+  return `${w.date}T${w.time}.${millis}${sign}${hh}:${mm}`;
+}
+
+export function isValidDate(date: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) return false;
+  const ms = Date.parse(`${date}T00:00:00Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().startsWith(date);
+}
+
+export function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+export function addMonths(date: string, months: number): string {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const target = new Date(Date.UTC(y, m - 1 + months, 1));
+  const lastDay = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate();
+  target.setUTCDate(Math.min(d, lastDay));
+  return target.toISOString().slice(0, 10);
+}
+
+/** Whole days from a to b (b - a). */
+export const daysBetween = (a: string, b: string): number =>
+  Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
+
+/**
+ * Last covered day of a product of N days that starts on `start` (the start day counts):
+ * 15 days from 2025-02-13 ends 2025-02-27; 365 days ends the day before the same date next year.
+ */
+export function endDateForDays(start: string, days: number): string {
+  if (days === 365) return addDays(addMonths(start, 12), -1);
+  return addDays(start, days - 1);
+}
+
+export const endDateForMonths = (start: string, months: number): string =>
+  addDays(addMonths(start, months), -1);
+
+/** 2025-07-03 → 03.07.2025, the Romanian display form. */
+export function formatDmy(date: string): string {
+  const [y, m, d] = date.split('-');
+  return `${d}.${m}.${y}`;
+}
+
+/** Age in whole years on a given date. */
+export function ageOn(birthday: string, on: string): number {
+  const [by, bm, bd] = birthday.split('-').map(Number) as [number, number, number];
+  const [y, m, d] = on.split('-').map(Number) as [number, number, number];
+  return y - by - (m < bm || (m === bm && d < bd) ? 1 : 0);
+}

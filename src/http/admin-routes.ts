@@ -1,0 +1,174 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { creditWallet } from '../app/admin/credit-wallet.ts';
+import { listOrdersForOperator, orderDetail, resendWebhook } from '../app/admin/orders.ts';
+import {
+  changePartner,
+  createPartner,
+  getPartner,
+  retireOldSecrets,
+  rotateSecret,
+} from '../app/admin/partners.ts';
+import type { Services } from '../app/services.ts';
+import { badRequest } from '../domain/errors.ts';
+import { mdlToBani } from '../domain/money.ts';
+import { isoLocal } from '../domain/time.ts';
+import { reasonBody, sendError } from './errors.ts';
+import { parseJsonBody } from './raw-body.ts';
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/**
+ * The operator API under /admin, behind `Authorization: Bearer <ADMIN_TOKEN>`. A partner
+ * signature never opens it (and the admin token never opens /v1).
+ */
+export async function adminRoutes(app: FastifyInstance, svc: Services, adminToken: string): Promise<void> {
+  const expected = digest(adminToken);
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+    if (!m)
+      return sendError(reply, { statusCode: 401, error: 'Unauthorized', message: 'Missing Bearer token' });
+    if (!timingSafeEqual(digest(m[1]!), expected)) {
+      return sendError(reply, { statusCode: 403, error: 'Forbidden', message: 'Invalid admin token' });
+    }
+  });
+  app.addHook('preValidation', parseJsonBody);
+
+  const tags = ['operator'];
+  const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+  const WebhookUrl = Type.Union([Type.String({ minLength: 1, maxLength: 2000 }), Type.Null()]);
+
+  app.post(
+    '/admin/partners',
+    {
+      schema: {
+        tags,
+        body: Type.Object({
+          name: Type.String({ minLength: 1, maxLength: 200 }),
+          webhook_url: Type.Optional(WebhookUrl),
+          wallet: Type.Optional(Type.Boolean()),
+          margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
+        }),
+      },
+    },
+    async (req, reply) =>
+      reply.code(201).send(await createPartner(svc, req.body as Parameters<typeof createPartner>[1])),
+  );
+
+  app.get('/admin/partners/:id', { schema: { tags, params: Id } }, async (req) =>
+    getPartner(svc, (req.params as { id: string }).id),
+  );
+
+  app.patch(
+    '/admin/partners/:id',
+    {
+      schema: {
+        tags,
+        params: Id,
+        body: Type.Object({
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          webhook_url: Type.Optional(WebhookUrl),
+          disabled: Type.Optional(Type.Boolean()),
+          margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
+        }),
+      },
+    },
+    async (req) =>
+      changePartner(svc, (req.params as { id: string }).id, req.body as Parameters<typeof changePartner>[2]),
+  );
+
+  app.post('/admin/partners/:id/secrets', { schema: { tags, params: Id } }, async (req, reply) =>
+    reply.code(201).send(await rotateSecret(svc, (req.params as { id: string }).id)),
+  );
+  app.delete('/admin/partners/:id/secrets/old', { schema: { tags, params: Id } }, async (req) =>
+    retireOldSecrets(svc, (req.params as { id: string }).id),
+  );
+
+  app.post(
+    '/admin/partners/:id/wallet/credits',
+    {
+      schema: {
+        tags,
+        params: Id,
+        body: Type.Object({
+          wallet: Type.Union([Type.Literal('online'), Type.Literal('promo'), Type.Literal('insurance')]),
+          amount: Type.Number(),
+          reference: Type.String({ minLength: 1, maxLength: 200 }),
+        }),
+      },
+    },
+    async (req) => {
+      const body = req.body as {
+        wallet: 'online' | 'promo' | 'insurance';
+        amount: number;
+        reference: string;
+      };
+      const amountBani = mdlToBani(body.amount);
+      if (amountBani === null || amountBani <= 0)
+        throw badRequest('amount must be greater than 0 with at most 2 decimals');
+      const partnerId = (req.params as { id: string }).id;
+      await getPartner(svc, partnerId);
+      return creditWallet(svc, {
+        partnerId,
+        wallet: body.wallet,
+        amountBani,
+        reference: body.reference,
+        actor: 'operator',
+      });
+    },
+  );
+
+  app.get(
+    '/admin/orders',
+    {
+      schema: {
+        tags,
+        querystring: Type.Object({
+          partner_id: Type.Optional(Type.String()),
+          status: Type.Optional(Type.String()),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+          cursor: Type.Optional(Type.String()),
+        }),
+      },
+    },
+    async (req) => listOrdersForOperator(svc, req.query as Parameters<typeof listOrdersForOperator>[1]),
+  );
+
+  app.get('/admin/orders/:id', { schema: { tags, params: Id } }, async (req) =>
+    orderDetail(svc, (req.params as { id: string }).id),
+  );
+  app.post('/admin/orders/:id/webhook', { schema: { tags, params: Id } }, async (req) =>
+    resendWebhook(svc, (req.params as { id: string }).id),
+  );
+
+  if (svc.config.sandbox) {
+    const clockView = async () => ({ now: isoLocal(await svc.clock.now()) });
+    app.get('/admin/sandbox/clock', { schema: { tags } }, clockView);
+    app.put(
+      '/admin/sandbox/clock',
+      {
+        schema: { tags, body: Type.Object({ now: Type.String({ minLength: 1 }) }) },
+      },
+      async (req, reply) => {
+        const text = (req.body as { now: string }).now;
+        const ms = Date.parse(text);
+        if (Number.isNaN(ms) || !/[zZ]|[+-]\d{2}:?\d{2}$/.test(text)) {
+          return sendError(
+            reply,
+            reasonBody(
+              400,
+              'now must be an ISO-8601 date-time with an offset, e.g. 2026-09-30T12:00:00+03:00',
+            ),
+          );
+        }
+        await svc.clock.set(ms);
+        return clockView();
+      },
+    );
+    app.delete('/admin/sandbox/clock', { schema: { tags } }, async () => {
+      await svc.clock.reset();
+      return clockView();
+    });
+  }
+}

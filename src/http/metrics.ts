@@ -1,0 +1,51 @@
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { FastifyInstance } from 'fastify';
+
+export interface MetricsSources {
+  ordersByStatus(): Promise<{ status: string; n: number }[]>;
+  queueDepth(): Promise<{ queue: string; ready: number; active: number; deferred: number }[]>;
+}
+
+/** Prometheus metrics: requests by route and status with latency; orders by status; job queue depth. */
+export function installMetrics(app: FastifyInstance, sources: MetricsSources): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route, method and status',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'polita_orders',
+    help: 'Orders by stored status',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const r of await sources.ordersByStatus()) this.set({ status: r.status }, r.n);
+    },
+  });
+  new Gauge({
+    name: 'polita_job_queue_depth',
+    help: 'Background jobs by queue and state',
+    labelNames: ['queue', 'state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const q of await sources.queueDepth()) {
+        this.set({ queue: q.queue, state: 'ready' }, q.ready);
+        this.set({ queue: q.queue, state: 'active' }, q.active);
+        this.set({ queue: q.queue, state: 'deferred' }, q.deferred);
+      }
+    },
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    duration.observe(
+      { route: req.routeOptions.url ?? 'unmatched', method: req.method, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+  return registry;
+}

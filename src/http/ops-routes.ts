@@ -1,0 +1,34 @@
+import { sql } from 'kysely';
+import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { Services } from '../app/services.ts';
+import { findDocument } from '../db/repos/orders.ts';
+import { reasonBody, sendError } from './errors.ts';
+
+/** Health, readiness, metrics and the policy documents. */
+export async function opsRoutes(app: FastifyInstance, svc: Services, registry: Registry): Promise<void> {
+  const tags = ['operations'];
+  app.get('/healthz', { schema: { tags } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { tags } }, async (_req, reply) => {
+    try {
+      await sql`select 1`.execute(svc.db);
+      return { status: 'ready' };
+    } catch {
+      return sendError(reply, reasonBody(503, 'Database unreachable'));
+    }
+  });
+  app.get('/metrics', { schema: { tags, hide: true } }, async (_req, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
+  );
+  // The token is 128 random bits: knowing the URL is the permission, as the file URL is given to the partner.
+  app.get('/files/:name', { schema: { tags, summary: 'Policy PDF' } }, async (req, reply) => {
+    const m = /^([0-9a-f]{32,64})\.pdf$/.exec((req.params as { name: string }).name);
+    const pdf = m ? await findDocument(svc.db, m[1]!) : undefined;
+    if (!pdf) return sendError(reply, reasonBody(404, 'Document not found'));
+    return reply
+      .type('application/pdf')
+      .header('content-disposition', `inline; filename="${m![1]!.slice(0, 8)}.pdf"`)
+      .header('cache-control', 'private, max-age=86400')
+      .send(Buffer.from(pdf));
+  });
+}

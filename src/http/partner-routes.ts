@@ -1,0 +1,36 @@
+import type { FastifyInstance } from 'fastify';
+import { confirmOrder, type PaymentInput } from '../app/confirm-order.ts';
+import { createOrder, type CreateOrderInput } from '../app/create-order.ts';
+import { getOrder } from '../app/get-order.ts';
+import { quote } from '../app/quote.ts';
+import type { Services } from '../app/services.ts';
+import { installPartnerAuth } from './partner-auth.ts';
+import { routes } from './schemas.ts';
+
+/** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
+export async function partnerRoutes(app: FastifyInstance, svc: Services): Promise<void> {
+  installPartnerAuth(app, svc.partners);
+  const doc = (summary: string) => ({ tags: ['partner'], summary, security: [{ hmac: [] }] });
+
+  app.post(
+    '/v1/get-offers',
+    { schema: { ...doc('Quote prices for one product'), ...routes.getOffers } },
+    async (req) => quote(svc, req.partner, req.body as { product: string }),
+  );
+  app.post(
+    '/v1/create-order',
+    { schema: { ...doc('Create a draft order'), ...routes.createOrder } },
+    async (req) => createOrder(svc, req.partner, req.body as CreateOrderInput),
+  );
+  app.post(
+    '/v1/confirm-order',
+    { schema: { ...doc('Record the customer payment of a draft'), ...routes.confirmOrder } },
+    async (req) => {
+      const body = req.body as { id: string; payment: PaymentInput };
+      return confirmOrder(svc, req.partner, body.id, body.payment);
+    },
+  );
+  app.post('/v1/get-order', { schema: { ...doc('Read an order'), ...routes.getOrder } }, async (req) =>
+    getOrder(svc, req.partner, (req.body as { id: string }).id),
+  );
+}

@@ -1,0 +1,41 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { reasonBody, sendError } from './errors.ts';
+
+export const BODY_LIMIT = 64 * 1024;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body bytes exactly as received: what the signature covers. */
+    rawBody?: Buffer;
+  }
+}
+
+/**
+ * Bodies are read as raw bytes and parsed only when the route is ready: partner routes verify the
+ * signature over these bytes first, so an unsigned garbage body gets 401/403, never 400.
+ */
+export function installRawBodyParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: BODY_LIMIT },
+    (req: FastifyRequest, body: Buffer, done) => {
+      req.rawBody = body;
+      done(null, undefined);
+    },
+  );
+}
+
+/** preValidation step: the raw bytes become `request.body`, or a 400 when they are not JSON. */
+export async function parseJsonBody(request: FastifyRequest, reply: import('fastify').FastifyReply) {
+  const raw = request.rawBody;
+  if (!raw || raw.length === 0) {
+    request.body = undefined;
+    return;
+  }
+  try {
+    request.body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return sendError(reply, reasonBody(400, 'Body is not valid JSON'));
+  }
+}

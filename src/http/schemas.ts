@@ -1,0 +1,144 @@
+import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
+import { ORDER_STATUSES } from '../domain/order-state.ts';
+import { PRODUCT_MODULES } from '../products/registry.ts';
+
+/**
+ * Wire schemas of the partner API. Request schemas validate (types, formats, enumerations,
+ * always-required fields); response schemas serialise (only listed fields leave the service)
+ * and both produce the OpenAPI document.
+ */
+export const ErrorResponse = Type.Object(
+  { statusCode: Type.Integer(), error: Type.String(), message: Type.String() },
+  {
+    $id: 'Error',
+    description: '4xx: the reason in both fields. Product rules: 500 with message "[API] <reason>".',
+  },
+);
+
+const errors = { '4xx': Type.Ref(ErrorResponse), '5xx': Type.Ref(ErrorResponse) };
+
+/** A oneOf over the products, picked by `product` (Ajv discriminator), so errors name the right branch's field. */
+function byProduct(pick: (m: (typeof PRODUCT_MODULES)[number]) => TObject): TSchema {
+  return Type.Unsafe({
+    type: 'object',
+    required: ['product'],
+    discriminator: { propertyName: 'product' },
+    oneOf: PRODUCT_MODULES.map((m) => {
+      const s = pick(m);
+      return {
+        ...s,
+        properties: { product: Type.Literal(m.product), ...s.properties },
+        required: ['product', ...(s.required ?? [])],
+      };
+    }),
+  });
+}
+
+/** Merge every product's properties into one object schema; a name typed differently by two products becomes a union. */
+function mergedObject(parts: TProperties[], base: TProperties, id: string): TObject {
+  const props: Record<string, TSchema> = { ...base };
+  for (const part of parts) {
+    for (const [key, schema] of Object.entries(part)) {
+      const prior = props[key];
+      if (!prior) props[key] = schema;
+      else if (JSON.stringify(prior) !== JSON.stringify(schema)) {
+        const variants = 'anyOf' in prior ? (prior.anyOf as TSchema[]) : [prior];
+        if (!variants.some((v) => JSON.stringify(v) === JSON.stringify(schema)))
+          props[key] = Type.Union([...variants, schema]);
+      }
+    }
+  }
+  return Type.Object(Object.fromEntries(Object.entries(props).map(([k, v]) => [k, Type.Optional(v)])), {
+    $id: id,
+  });
+}
+
+export const Offer = mergedObject(
+  PRODUCT_MODULES.map((m) => m.offerProperties),
+  {
+    product: Type.String(),
+    name: Type.String(),
+    price: Type.Number(),
+    currency: Type.String(),
+    reference_price: Type.String(),
+    reference_exchange_rate: Type.String(),
+    min_start_date: Type.String(),
+    max_interval: Type.Number(),
+  },
+  'Offer',
+);
+
+export const IssuedProduct = mergedObject(
+  PRODUCT_MODULES.map((m) => m.issuedProperties),
+  { product: Type.String() },
+  'IssuedProduct',
+);
+IssuedProduct.properties.file = Type.Optional(
+  Type.String({ description: 'URL of the policy PDF; only on a completed order' }),
+);
+
+export const Order = Type.Object(
+  {
+    id: Type.String(),
+    status: Type.Union(ORDER_STATUSES.map((s) => Type.Literal(s))),
+    description: Type.String(),
+    start_date: Type.Optional(Type.String()),
+    end_date: Type.Optional(Type.String()),
+    price: Type.Number(),
+    currency: Type.String(),
+    products: Type.Optional(Type.Array(Type.Ref(IssuedProduct))),
+  },
+  { $id: 'Order' },
+);
+
+export const Customer = Type.Object({
+  name: Type.Optional(Type.String({ maxLength: 200 })),
+  email: Type.Optional(Type.String({ format: 'email', maxLength: 200 })),
+  phone: Type.String({ minLength: 1, maxLength: 40 }),
+});
+
+export const Payment = Type.Object({
+  receipt_id: Type.String({ minLength: 1, maxLength: 100 }),
+  transaction_id: Type.String({ minLength: 1, maxLength: 100 }),
+  paid_at: Type.Integer({
+    minimum: 1_000_000_000_000,
+    maximum: 9_999_999_999_999,
+    description: 'Unix ms, 13 digits',
+  }),
+  amount: Type.Number({ minimum: 0 }),
+  currency: Type.Optional(Type.String()),
+  pos_id: Type.Optional(Type.String({ maxLength: 100 })),
+});
+
+const quoteResponses = PRODUCT_MODULES.flatMap((m) => (m.quoteResponse ? [m.quoteResponse] : []));
+const OffersResponse = Type.Object({ offers: Type.Array(Type.Ref(Offer)) });
+
+export const routes = {
+  getOffers: {
+    body: byProduct((m) => m.quoteSchema),
+    response: {
+      200: quoteResponses.length ? Type.Union([OffersResponse, ...quoteResponses]) : OffersResponse,
+      ...errors,
+    },
+  },
+  createOrder: {
+    body: Type.Object({
+      customer: Customer,
+      products: Type.Array(
+        byProduct((m) => m.orderSchema),
+        { minItems: 1, maxItems: 10 },
+      ),
+    }),
+    response: { 200: Type.Ref(Order), ...errors },
+  },
+  confirmOrder: {
+    body: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), payment: Payment }),
+    response: { 200: Type.Ref(Order), ...errors },
+  },
+  getOrder: {
+    body: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+    response: { 200: Type.Ref(Order), ...errors },
+  },
+};
+
+export const sharedSchemas = [ErrorResponse, Offer, IssuedProduct, Order];

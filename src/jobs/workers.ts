@@ -1,0 +1,34 @@
+import type { PgBoss } from 'pg-boss';
+import { deliverWebhook } from '../app/deliver-webhook.ts';
+import { expireDrafts } from '../app/expire-drafts.ts';
+import { issueOrder } from '../app/issue-order.ts';
+import type { Services } from '../app/services.ts';
+import { QUEUES } from './queue.ts';
+
+/** Each handler calls one use case. */
+export async function startWorkers(
+  boss: PgBoss,
+  svc: Services,
+  opts: { pollingIntervalSeconds?: number } = {},
+) {
+  const polling = { pollingIntervalSeconds: opts.pollingIntervalSeconds ?? 0.5 };
+  await boss.work<{ orderId: string }>('issue-order', { ...polling, localConcurrency: 2 }, async ([job]) => {
+    if (!job) return;
+    await issueOrder(svc, job.data.orderId, {
+      finalAttempt: job.retryCount >= QUEUES['issue-order'].retryLimit,
+    });
+  });
+  await boss.work<{ orderId: string; trigger: 'completion' }>(
+    'deliver-webhook',
+    { ...polling, localConcurrency: 4 },
+    async ([job]) => {
+      if (!job) return;
+      await deliverWebhook(svc, job.data.orderId, job.data.trigger);
+    },
+  );
+  await boss.work('expire-drafts', polling, async () => {
+    const n = await expireDrafts(svc);
+    if (n > 0) svc.log.info({ expired: n }, 'drafts expired');
+  });
+  await boss.schedule('expire-drafts', '* * * * *');
+}

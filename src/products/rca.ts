@@ -1,0 +1,185 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { productRule } from '../domain/errors.ts';
+import { baniToMdl, divRoundHalfUp, formatAmount, parseDecimal, parseRate } from '../domain/money.ts';
+import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
+import type { RegisteredVehicle } from '../providers/types.ts';
+import {
+  carModel,
+  finalPrice,
+  insurerName,
+  rateText,
+  requireIdnx,
+  requireStartDate,
+  requireVehicle,
+  S,
+} from './shared.ts';
+import type { ProductContext, ProductModule } from './types.ts';
+
+/**
+ * RCA, Moldovan motor third-party liability, one year. Premium = the insurer's base premium ×
+ * vehicle coefficient (category, engine) × home-zone coefficient × bonus-malus coefficient.
+ */
+const Coefficient = Type.String({ pattern: '^[0-9]+\\.[0-9]{2,4}$' });
+const CatalogueSchema = Type.Object({
+  max_interval: Type.Integer({ minimum: 0 }),
+  min_start_offset_days: Type.Integer({ minimum: 0 }),
+  durations: Type.Array(Type.Integer()),
+  insurers: Type.Array(
+    Type.Object({ company: Type.String(), base_premium: Type.String({ pattern: '^[0-9]+\\.[0-9]{2}$' }) }),
+    { minItems: 1 },
+  ),
+  vehicle_coefficients: Type.Record(
+    Type.String(),
+    Type.Array(Type.Object({ max_cc: Type.Integer(), coefficient: Coefficient })),
+  ),
+  electric_coefficient: Coefficient,
+  zone_coefficients: Type.Record(Type.String(), Coefficient),
+  bonus_malus: Type.Array(Coefficient, { minItems: 1 }),
+});
+type RcaCatalogue = Static<typeof CatalogueSchema>;
+
+const quoteSchema = Type.Object({
+  duration: Type.Literal(365, { description: 'Days. Allowed: 365' }),
+  vehicle: S.vehicle(),
+  idnx: S.idnx(),
+});
+const orderSchema = Type.Object({
+  vehicle: S.vehicle(),
+  start_date: S.date(),
+  duration: Type.Literal(365),
+  insurance_company: Type.String({ minLength: 1, description: 'The offer `company`' }),
+  idnx: S.idnx(),
+});
+
+const mul = (bani: number, coefficient: string) => divRoundHalfUp(bani * parseRate(coefficient), 10_000);
+
+function vehicleCoefficient(cat: RcaCatalogue, v: RegisteredVehicle): string {
+  if (v.fuel === 'electric') return cat.electric_coefficient;
+  const tiers = cat.vehicle_coefficients[v.category];
+  const tier = tiers?.find((t) => v.engineCc <= t.max_cc);
+  if (!tier) throw productRule(`RCA is not sold for vehicle category ${v.category}`);
+  return tier.coefficient;
+}
+
+/** The sandbox's bonus-malus class, derived from the owner's number as a registry lookup would. */
+function bonusMalus(cat: RcaCatalogue, idnx: string): string {
+  const sum = [...idnx].reduce((s, d) => s + Number(d), 0);
+  return cat.bonus_malus[sum % cat.bonus_malus.length]!;
+}
+
+function premium(
+  cat: RcaCatalogue,
+  v: RegisteredVehicle,
+  idnx: string,
+  company: { base_premium: string },
+): number {
+  const zone = cat.zone_coefficients[v.owner.locality] ?? cat.zone_coefficients.default ?? '1.00';
+  let bani = parseDecimal(company.base_premium, 2);
+  for (const c of [vehicleCoefficient(cat, v), zone, bonusMalus(cat, idnx)]) bani = mul(bani, c);
+  return bani;
+}
+
+const minStart = (ctx: ProductContext, cat: RcaCatalogue) => addDays(ctx.today, cat.min_start_offset_days);
+
+export const rca: ProductModule<RcaCatalogue> = {
+  product: 'rca',
+  idPrefix: 'IAI',
+  asyncIssue: false,
+  catalogue: { file: 'rca.json', schema: CatalogueSchema },
+  quoteSchema,
+  orderSchema,
+  offerProperties: { company: Type.String(), duration: Type.Integer() },
+  issuedProperties: {
+    plate_number: Type.String(),
+    car_model: Type.String(),
+    reference_price: Type.String(),
+    reference_exchange_rate: Type.String(),
+    price: Type.Number(),
+    currency: Type.String(),
+  },
+
+  async quote(ctx, cat, raw) {
+    const req = raw as Static<typeof quoteSchema>;
+    const v = await requireVehicle(ctx, req.vehicle);
+    requireIdnx('idnx', req.idnx);
+    vehicleCoefficient(cat, v);
+    const offers = cat.insurers.map((company) => ({
+      product: 'rca',
+      name: `RCA 12 luni, ${insurerName(ctx, company.company)}, ${carModel(v)} ${v.plate}`,
+      company: company.company,
+      duration: 365,
+      price: baniToMdl(finalPrice(ctx, premium(cat, v, req.idnx, company))),
+      currency: 'MDL',
+      min_start_date: minStart(ctx, cat),
+      max_interval: cat.max_interval,
+    }));
+    return { offers };
+  },
+
+  async price(ctx, cat, raw) {
+    const item = raw as Static<typeof orderSchema>;
+    const v = await requireVehicle(ctx, item.vehicle);
+    requireIdnx('idnx', item.idnx);
+    const company = cat.insurers.find((c) => c.company === item.insurance_company);
+    if (!company) throw productRule(`Unknown insurance_company ${item.insurance_company}`);
+    requireStartDate(item.start_date, minStart(ctx, cat), cat.max_interval);
+    const base = premium(cat, v, item.idnx, company);
+    const endDate = endDateForDays(item.start_date, 365);
+    return {
+      price: finalPrice(ctx, base),
+      description: `Asigurare RCA, ${carModel(v)} ${v.plate}`,
+      startDate: item.start_date,
+      endDate,
+      details: { request: item, vehicle: v, base_premium: base },
+    };
+  },
+
+  async issue(ctx, _cat, row, orderId) {
+    const {
+      request,
+      vehicle: v,
+      base_premium,
+    } = row.details as {
+      request: Static<typeof orderSchema>;
+      vehicle: RegisteredVehicle;
+      base_premium: number;
+    };
+    const receipt = await ctx.providers.issuer.issue({
+      product: 'rca',
+      orderId,
+      idx: row.idx,
+      vehicle: v.certificate,
+      company: request.insurance_company,
+      startDate: row.start_date ?? undefined,
+      endDate: row.end_date ?? undefined,
+    });
+    const fields = {
+      product: 'rca',
+      plate_number: v.plate,
+      car_model: carModel(v),
+      reference_price: formatAmount(base_premium, 'MDL'),
+      reference_exchange_rate: rateText(ctx, 'MDL'),
+      price: baniToMdl(row.price),
+      currency: 'MDL',
+    };
+    return {
+      fields,
+      document: {
+        title: 'Poliță de asigurare obligatorie RCA',
+        fields: [
+          { label: 'Număr poliță', value: receipt.series },
+          { label: 'Asigurător', value: insurerName(ctx, request.insurance_company) },
+          { label: 'Număr de înmatriculare', value: fields.plate_number },
+          { label: 'Vehicul', value: fields.car_model },
+          { label: 'Număr certificat', value: v.certificate },
+          { label: 'VIN', value: v.vin ?? '—' },
+          { label: 'Asigurat (IDNP/IDNO)', value: request.idnx },
+          { label: 'Perioada', value: `${formatDmy(row.start_date!)} – ${formatDmy(row.end_date!)}` },
+          { label: 'Primă de referință', value: fields.reference_price },
+          { label: 'Curs de referință', value: fields.reference_exchange_rate },
+          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+        ],
+      },
+    };
+  },
+};

@@ -1,0 +1,14 @@
+import { rca } from './rca.ts';
+import type { ProductCode, ProductModule } from './types.ts';
+
+/**
+ * Every product the service sells. A product appears on the wire only once its module is here;
+ * the request schemas, offer and issued-product shapes are all derived from this list.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const PRODUCT_MODULES: ProductModule<any>[] = [rca];
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function productModule(code: string): ProductModule<any> | undefined {
+  return PRODUCT_MODULES.find((m) => m.product === (code as ProductCode));
+}

@@ -1,0 +1,70 @@
+import { Type } from '@sinclair/typebox';
+import { DomainError, productRule, vehicleNotFound } from '../domain/errors.ts';
+import { idnxProblem } from '../domain/idnx.ts';
+import { formatRate, parseRate, withMarginBp } from '../domain/money.ts';
+import { addDays, isValidDate } from '../domain/time.ts';
+import type { RegisteredVehicle } from '../providers/types.ts';
+import type { ProductContext } from './types.ts';
+
+/** Request-schema pieces shared by products ("schema" = types, formats, enumerations, always-required). */
+export const S = {
+  vehicle: () =>
+    Type.String({ pattern: '^[0-9]{9}$', description: 'MD vehicle certificate number, 9 digits' }),
+  idnx: () =>
+    Type.String({ pattern: '^[0-9]{13}$', description: 'IDNP or IDNO, 13 digits with a valid check digit' }),
+  idnp: () =>
+    Type.String({ pattern: '^[0-9]{13}$', description: 'IDNP, 13 digits with a valid check digit' }),
+  date: (description = 'yyyy-mm-dd') => Type.String({ format: 'date', description }),
+  text: (max = 200) => Type.String({ minLength: 1, maxLength: max }),
+};
+
+export async function requireVehicle(ctx: ProductContext, certificate: string): Promise<RegisteredVehicle> {
+  const v = await ctx.providers.vehicles.find(certificate);
+  if (!v) throw vehicleNotFound();
+  return v;
+}
+
+export const carModel = (v: RegisteredVehicle): string => `${v.make} ${v.model}`;
+
+export function requireIdnx(field: string, value: string, kind: 'idnx' | 'idnp' = 'idnx'): void {
+  const problem = idnxProblem(field, value, kind);
+  if (problem) throw productRule(problem);
+}
+
+/**
+ * start_date within [min_start_date, min_start_date + max_interval], with a reason naming the range.
+ */
+export function requireStartDate(
+  start: string,
+  minStart: string,
+  maxInterval: number,
+  field = 'start_date',
+): void {
+  const last = addDays(minStart, maxInterval);
+  if (!isValidDate(start) || start < minStart || start > last) {
+    throw productRule(`${field} must be between ${minStart} and ${last}`);
+  }
+}
+
+/** The MDL rate of a currency, as the 10^4-scaled integer, from the catalogue. */
+export function rateOf(ctx: ProductContext, currency: string): number {
+  if (currency === 'MDL') return 10_000;
+  const text = ctx.common.exchange_rates[currency];
+  if (!text) throw new DomainError('product_rule', `no exchange rate for ${currency}`);
+  return parseRate(text);
+}
+
+/** `1 RON 4.6302 MDL` (vignettes and motor insurance) or `1 EUR = 19.3033 MDL` (medical). */
+export function rateText(ctx: ProductContext, currency: string, style: 'plain' | 'equals' = 'plain'): string {
+  return style === 'equals'
+    ? `1 ${currency} = ${formatRate(rateOf(ctx, currency))} MDL`
+    : `1 ${currency} ${formatRate(rateOf(ctx, currency))} MDL`;
+}
+
+/** The partner's final price: its margin on top of the provider price, rounded to the ban. */
+export const finalPrice = (ctx: ProductContext, baseBani: number): number =>
+  withMarginBp(baseBani, ctx.partner.marginBp);
+
+export function insurerName(ctx: ProductContext, code: string): string {
+  return ctx.common.insurers.find((i) => i.code === code)?.name ?? code;
+}

@@ -1,0 +1,63 @@
+/**
+ * Ports to the outside world. Only providers/ would talk to real registries and insurers; the
+ * sandbox implementations behave like them in-process.
+ */
+export type EuCategory = 'M1' | 'M2' | 'M3' | 'N1' | 'N2' | 'N3' | 'L' | 'O1' | 'O2' | 'O3' | 'O4';
+export type Fuel = 'petrol' | 'diesel' | 'electric' | 'hybrid' | 'lpg';
+
+/** A vehicle as the Moldovan registry knows it, looked up by its 9-digit certificate number. */
+export interface RegisteredVehicle {
+  certificate: string;
+  plate: string;
+  make: string;
+  model: string;
+  year: number;
+  category: EuCategory;
+  maxMassKg: number;
+  seats: number;
+  fuel: Fuel;
+  engineCc: number;
+  /** VIN, or chassis or body number; null when the registry holds none. */
+  vin: string | null;
+  owner: { name: string; idnx: string; locality: string };
+}
+
+export interface VehicleRegistry {
+  find(certificate: string): Promise<RegisteredVehicle | null>;
+}
+
+/** A provider refused the purchase for good: the order fails, no retry. */
+export class ProviderRejection extends Error {
+  override name = 'ProviderRejection';
+}
+
+/** A purchase from an insurer or vignette registry. */
+export interface IssueRequest {
+  product: string;
+  orderId: string;
+  idx: number;
+  /** The certificate of an MD vehicle the product covers, if any. */
+  vehicle?: string;
+  /** Used by the sandbox to recognise a foreign vehicle, a plate or VIN. */
+  plate?: string;
+  vin?: string;
+  startDate?: string;
+  endDate?: string;
+  company?: string;
+}
+
+export interface IssueReceipt {
+  /** The provider's registry number for the policy or vignette. */
+  transactionId: string;
+  /** Policy or vignette series/number as printed. */
+  series: string;
+}
+
+export interface Issuer {
+  issue(req: IssueRequest): Promise<IssueReceipt>;
+}
+
+export interface Providers {
+  vehicles: VehicleRegistry;
+  issuer: Issuer;
+}

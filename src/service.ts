@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { PgBoss } from 'pg-boss';
+import pino, { type Logger } from 'pino';
+import { loadCatalogue } from './app/catalogue.ts';
+import { Clock } from './app/clock.ts';
+import { PartnerDirectory } from './app/partner-directory.ts';
+import { ensureAdminToken, ensureDemoPartner } from './app/seed-sandbox.ts';
+import type { Services } from './app/services.ts';
+import type { Config } from './config.ts';
+import { openDatabase, type Database } from './db/database.ts';
+import { buildServer } from './http/server.ts';
+import { jobQueue, startBoss } from './jobs/queue.ts';
+import { startWorkers } from './jobs/workers.ts';
+import { SandboxIssuer } from './providers/sandbox/issuer.ts';
+import { SandboxVehicleRegistry } from './providers/sandbox/vehicles.ts';
+
+export interface Service {
+  app: FastifyInstance;
+  svc: Services;
+  boss: PgBoss;
+  database: Database;
+  adminToken: string;
+  demo: { id: string; secret: string } | null;
+  /** Graceful stop: no new requests, in-flight requests and jobs finish, then the database closes. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The composition root: config → database (migrations) → job queue → services → server.
+ * Everything is wired by hand here; main.ts, the tests and the benchmark all start the service this way.
+ */
+export async function startService(
+  config: Config,
+  opts: { logger?: Logger; database?: Database; fetch?: typeof fetch; workers?: boolean } = {},
+): Promise<Service> {
+  const log = opts.logger ?? pino({ level: config.logLevel });
+  const database =
+    opts.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  try {
+    const catalogue = loadCatalogue();
+    const boss = await startBoss(database, log);
+    const svc: Services = {
+      db: database.db,
+      clock: new Clock(database.db, config.sandbox),
+      partners: new PartnerDirectory(database.db),
+      catalogue,
+      providers: { vehicles: new SandboxVehicleRegistry(), issuer: new SandboxIssuer() },
+      jobs: jobQueue(boss),
+      log,
+      config: {
+        publicBaseUrl: config.publicBaseUrl,
+        sandbox: config.sandbox,
+        sandboxAsyncIssueMs: config.sandboxAsyncIssueMs,
+      },
+      randomBytes: (n) => randomBytes(n),
+      fetch: opts.fetch ?? globalThis.fetch,
+    };
+    const adminToken = await ensureAdminToken(svc, config.adminToken);
+    const demo = config.sandbox ? await ensureDemoPartner(svc) : null;
+    const app = await buildServer(svc, {
+      adminToken,
+      logger: log,
+      queueDepth: async () =>
+        (await boss.getQueues()).map((q) => ({
+          queue: q.name,
+          ready: q.readyCount,
+          active: q.activeCount,
+          deferred: q.deferredCount,
+        })),
+    });
+    if (opts.workers !== false) await startWorkers(boss, svc);
+    let stopping: Promise<void> | undefined;
+    return {
+      app,
+      svc,
+      boss,
+      database,
+      adminToken,
+      demo,
+      stop: () =>
+        (stopping ??= (async () => {
+          await app.close();
+          await boss.stop({ graceful: true, timeout: 15_000, close: true });
+          if (!opts.database) await database.close();
+        })()),
+    };
+  } catch (err) {
+    if (!opts.database) await database.close().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { renderPolicyPdf, type PolicyDocument } from '../../src/documents/policy-pdf.ts';
+import { extractPdfText } from '../support/pdf-text.ts';
+
+const LONG_NOTE =
+  'Acoperire extinsă pentru conducătorii auto numiți în contract; franșiză zero pentru daunele ' +
+  'produse pe teritoriul Republicii Moldova și în statele sistemului Carte Verde.';
+
+const policy: PolicyDocument = {
+  title: 'Poliță de asigurare RCA',
+  orderId: 'ord_7f3c2e5d1a4e',
+  product: 'rca',
+  issuedAt: '21.11.2026 14:03',
+  partnerName: 'Î.M. Țară Broker S.R.L.',
+  customer: { name: 'Ștefan Țurcanu', phone: '+37369123456', email: 'stefan@example.md' },
+  fields: [
+    { label: 'Asigurător', value: 'Î.M. Țară Asigurări' },
+    { label: 'Adresa', value: 'Chișinău, bd. Ștefan cel Mare 123' },
+    { label: 'Număr de înmatriculare', value: 'ABC 123' },
+    { label: 'Observații', value: LONG_NOTE },
+    { label: 'Diacritice', value: 'ă â î ș ț Ă Â Î Ș Ț' },
+  ],
+  price: '1 234.56 MDL',
+  startDate: '22.11.2026',
+  endDate: '21.11.2027',
+};
+
+// Wrapped values come back split across lines, so compare them on collapsed whitespace.
+const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
+describe('renderPolicyPdf', () => {
+  it('renders an A4 PDF whose text, diacritics included, reads back exactly', async () => {
+    const pdf = await renderPolicyPdf(policy);
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+
+    const text = await extractPdfText(pdf);
+    // Pin the comma-below letters: a fallback font or a bad ToUnicode map would give
+    // cedilla forms (ş ţ), NFD sequences or replacement glyphs instead.
+    expect(text).toContain('\u0219');
+    expect(text).toContain('\u021B');
+    expect(text).toContain('\u0218');
+    expect(text).toContain('\u021A');
+    expect(text).not.toMatch(/[\u015F\u0163\uFFFD]/);
+    expect(text).toBe(text.normalize('NFC'));
+
+    for (const expected of [
+      policy.title,
+      policy.orderId,
+      policy.issuedAt,
+      policy.customer.phone,
+      policy.customer.name ?? '',
+      policy.customer.email ?? '',
+      policy.partnerName,
+      policy.price,
+      '22.11.2026 – 21.11.2027',
+      'Asigurător',
+      'Chișinău',
+      'Ștefan cel Mare',
+      'Î.M. Țară',
+      'Document generat electronic. Verificați valabilitatea la emitent.',
+    ]) {
+      expect(text).toContain(expected);
+    }
+    expect(text).not.toContain('sandbox');
+
+    const flat = squash(text);
+    for (const field of policy.fields) {
+      expect(flat).toContain(field.label);
+      expect(flat).toContain(squash(field.value));
+    }
+  });
+
+  it('flows a long field list onto further pages and numbers them', async () => {
+    const fields = Array.from({ length: 80 }, (_, i) => ({ label: `Câmp ${i}`, value: `Valoare ș ț ${i}` }));
+    const text = await extractPdfText(await renderPolicyPdf({ ...policy, fields }));
+    expect(text).toContain('Valoare ș ț 0');
+    expect(text).toContain('Valoare ș ț 79');
+    expect(text).toMatch(/Pagina 1 \/ [2-9]/);
+    expect(text).toContain(policy.price);
+  });
+
+  it('omits the period when no dates are given and still shows the price', async () => {
+    const undated: PolicyDocument = { ...policy, fields: [] };
+    delete undated.startDate;
+    delete undated.endDate;
+    const text = await extractPdfText(await renderPolicyPdf(undated));
+    expect(text).not.toContain('PERIOADA DE VALABILITATE');
+    expect(text).toContain(policy.price);
+    expect(text).toContain(policy.customer.phone);
+  });
+});
