@@ -79,93 +79,105 @@ const CELL_PAD = 6;
 // A little air between wrapped lines; DejaVu's default leading looks cramped in bold.
 const LINE_GAP = 1.5;
 
-function heightOf(doc: Doc, font: string, size: number, text: string, width: number): number {
-  doc.font(font).fontSize(size);
+interface Style {
+  font: string;
+  size: number;
+  color: string;
+}
+const CAPTION: Style = { font: REGULAR, size: 8, color: MUTED };
+const SECTION: Style = { font: BOLD, size: 9, color: BRAND };
+const BODY: Style = { font: REGULAR, size: 10, color: INK };
+const STRONG: Style = { font: BOLD, size: 10, color: INK };
+const CELL_LABEL: Style = { font: REGULAR, size: 9.5, color: MUTED };
+const CELL_VALUE: Style = { font: BOLD, size: 9.5, color: INK };
+
+function heightOf(doc: Doc, s: Style, text: string, width: number): number {
+  doc.font(s.font).fontSize(s.size);
   return doc.heightOfString(text, { width, lineGap: LINE_GAP });
 }
 
 function put(
   doc: Doc,
-  font: string,
-  size: number,
-  color: string,
+  s: Style,
   text: string,
   x: number,
   y: number,
   width: number,
   align: 'left' | 'right' = 'left',
 ): void {
-  doc.font(font).fontSize(size).fillColor(color).text(text, x, y, { width, align, lineGap: LINE_GAP });
+  doc.font(s.font).fontSize(s.size).fillColor(s.color).text(text, x, y, { width, align, lineGap: LINE_GAP });
 }
 
-function contentBottom(doc: Doc): number {
-  return doc.page.height - doc.page.margins.bottom;
+function rule(doc: Doc, x: number, y: number, w: number, weight = 0.5, color = RULE): void {
+  doc
+    .moveTo(x, y)
+    .lineTo(x + w, y)
+    .lineWidth(weight)
+    .strokeColor(color)
+    .stroke();
 }
 
 /** Starts a new page when `needed` points don't fit; returns the y to draw at. */
 function ensureRoom(doc: Doc, y: number, needed: number): number {
-  if (y + needed <= contentBottom(doc)) return y;
+  if (y + needed <= doc.page.height - doc.page.margins.bottom) return y;
   doc.addPage();
   return doc.page.margins.top;
 }
 
 function drawHeader(doc: Doc, d: PolicyDocument, x: number, y: number, w: number): number {
-  put(doc, BOLD, 11, BRAND, 'Polita', x, y, w);
+  put(doc, { font: BOLD, size: 11, color: BRAND }, 'Polita', x, y, w);
   y += 18;
-  put(doc, BOLD, 20, INK, d.title, x, y, w);
-  y += heightOf(doc, BOLD, 20, d.title, w) + 10;
+  const title: Style = { font: BOLD, size: 20, color: INK };
+  put(doc, title, d.title, x, y, w);
+  y += heightOf(doc, title, d.title, w) + 10;
 
   // Order ids can be long (UUIDs), so that column gets most of the width.
   const cols: [string, string, number][] = [
-    ['Nr. comandă', d.orderId, 0.5],
-    ['Produs', d.product, 0.2],
-    ['Emis la', d.issuedAt, 0.3],
+    ['NR. COMANDĂ', d.orderId, 0.5],
+    ['PRODUS', d.product, 0.2],
+    ['EMIS LA', d.issuedAt, 0.3],
   ];
   let cx = x;
   let tallest = 0;
   for (const [label, value, share] of cols) {
     const cw = w * share - 8;
-    put(doc, REGULAR, 8, MUTED, label.toUpperCase(), cx, y, cw);
-    put(doc, BOLD, 10, INK, value, cx, y + 12, cw);
-    tallest = Math.max(tallest, 12 + heightOf(doc, BOLD, 10, value, cw));
+    put(doc, CAPTION, label, cx, y, cw);
+    put(doc, STRONG, value, cx, y + 12, cw);
+    tallest = Math.max(tallest, 12 + heightOf(doc, STRONG, value, cw));
     cx += w * share;
   }
   y += tallest + 12;
-  doc
-    .moveTo(x, y)
-    .lineTo(x + w, y)
-    .lineWidth(1)
-    .strokeColor(BRAND)
-    .stroke();
+  rule(doc, x, y, w, 1, BRAND);
   return y + 16;
 }
 
 function drawParties(doc: Doc, d: PolicyDocument, x: number, y: number, w: number): number {
   const gap = 16;
+  const pad = 10;
   const bw = (w - gap) / 2;
-  const inner = bw - 2 * 10;
-  const customerLines: [string, string][] = [];
-  if (d.customer.name) customerLines.push([BOLD, d.customer.name]);
-  customerLines.push([REGULAR, `Telefon: ${d.customer.phone}`]);
-  if (d.customer.email) customerLines.push([REGULAR, `E-mail: ${d.customer.email}`]);
-  const boxes: [string, [string, string][]][] = [
-    ['Asigurat / Client', customerLines],
-    ['Partener', [[BOLD, d.partnerName]]],
+  const inner = bw - 2 * pad;
+  const customer: [Style, string][] = [];
+  if (d.customer.name) customer.push([STRONG, d.customer.name]);
+  customer.push([BODY, `Telefon: ${d.customer.phone}`]);
+  if (d.customer.email) customer.push([BODY, `E-mail: ${d.customer.email}`]);
+  const boxes: [string, [Style, string][]][] = [
+    ['ASIGURAT / CLIENT', customer],
+    ['PARTENER', [[STRONG, d.partnerName]]],
   ];
 
-  const bodyHeight = (lines: [string, string][]): number =>
-    lines.reduce((h, [font, text]) => h + heightOf(doc, font, 10, text, inner) + 3, 0);
-  const boxH = 10 + 16 + Math.max(...boxes.map(([, lines]) => bodyHeight(lines))) + 8;
+  const bodyHeight = (lines: [Style, string][]): number =>
+    lines.reduce((h, [style, text]) => h + heightOf(doc, style, text, inner) + 3, 0);
+  const boxH = pad + 16 + Math.max(...boxes.map(([, lines]) => bodyHeight(lines))) + 8;
   y = ensureRoom(doc, y, boxH);
 
   boxes.forEach(([heading, lines], i) => {
     const bx = x + i * (bw + gap);
     doc.roundedRect(bx, y, bw, boxH, 4).lineWidth(0.75).strokeColor(RULE).stroke();
-    put(doc, BOLD, 9, BRAND, heading.toUpperCase(), bx + 10, y + 10, inner);
-    let ly = y + 10 + 16;
-    for (const [font, text] of lines) {
-      put(doc, font, 10, INK, text, bx + 10, ly, inner);
-      ly += heightOf(doc, font, 10, text, inner) + 3;
+    put(doc, SECTION, heading, bx + pad, y + pad, inner);
+    let ly = y + pad + 16;
+    for (const [style, text] of lines) {
+      put(doc, style, text, bx + pad, ly, inner);
+      ly += heightOf(doc, style, text, inner) + 3;
     }
   });
   return y + boxH + 20;
@@ -174,37 +186,25 @@ function drawParties(doc: Doc, d: PolicyDocument, x: number, y: number, w: numbe
 function drawFields(doc: Doc, fields: PolicyField[], x: number, y: number, w: number): number {
   if (fields.length === 0) return y;
   y = ensureRoom(doc, y, 40);
-  put(doc, BOLD, 9, BRAND, 'DETALII POLIȚĂ', x, y, w);
+  put(doc, SECTION, 'DETALII POLIȚĂ', x, y, w);
   y += 16;
 
-  const labelW = w * 0.38;
-  const valueW = w - labelW;
+  const labelW = w * 0.38 - 2 * CELL_PAD;
+  const valueX = x + w * 0.38 + CELL_PAD;
+  const valueW = w * 0.62 - 2 * CELL_PAD;
   fields.forEach((field, i) => {
     const value = field.value === '' ? '—' : field.value;
     const rowH =
-      Math.max(
-        heightOf(doc, REGULAR, 9.5, field.label, labelW - 2 * CELL_PAD),
-        heightOf(doc, BOLD, 9.5, value, valueW - 2 * CELL_PAD),
-      ) +
+      Math.max(heightOf(doc, CELL_LABEL, field.label, labelW), heightOf(doc, CELL_VALUE, value, valueW)) +
       2 * CELL_PAD;
     y = ensureRoom(doc, y, rowH);
     // Fill before the rules so the zebra band never paints over a row's border.
     if (i % 2 === 1) doc.rect(x, y, w, rowH).fill(ZEBRA);
-    doc
-      .moveTo(x, y)
-      .lineTo(x + w, y)
-      .lineWidth(0.5)
-      .strokeColor(RULE)
-      .stroke();
-    put(doc, REGULAR, 9.5, MUTED, field.label, x + CELL_PAD, y + CELL_PAD, labelW - 2 * CELL_PAD);
-    put(doc, BOLD, 9.5, INK, value, x + labelW + CELL_PAD, y + CELL_PAD, valueW - 2 * CELL_PAD);
+    rule(doc, x, y, w);
+    put(doc, CELL_LABEL, field.label, x + CELL_PAD, y + CELL_PAD, labelW);
+    put(doc, CELL_VALUE, value, valueX, y + CELL_PAD, valueW);
     y += rowH;
-    doc
-      .moveTo(x, y)
-      .lineTo(x + w, y)
-      .lineWidth(0.5)
-      .strokeColor(RULE)
-      .stroke();
+    rule(doc, x, y, w);
   });
   return y + 20;
 }
@@ -218,21 +218,23 @@ function periodText(start?: string, end?: string): string | undefined {
 
 function drawTotals(doc: Doc, d: PolicyDocument, x: number, y: number, w: number): number {
   const period = periodText(d.startDate, d.endDate);
+  const periodStyle: Style = { font: BOLD, size: 12, color: INK };
+  const priceStyle: Style = { font: BOLD, size: 18, color: BRAND };
   const half = (w - 32) / 2;
-  const boxH =
-    16 +
-    14 +
-    Math.max(period ? heightOf(doc, BOLD, 12, period, half) : 0, heightOf(doc, BOLD, 18, d.price, half)) +
-    14;
+  const valueH = Math.max(
+    period ? heightOf(doc, periodStyle, period, half) : 0,
+    heightOf(doc, priceStyle, d.price, half),
+  );
+  const boxH = 16 + 14 + valueH + 14;
   y = ensureRoom(doc, y, boxH);
   doc.roundedRect(x, y, w, boxH, 4).fill(TINT);
   const rightX = x + w - 16 - half;
   if (period) {
-    put(doc, REGULAR, 8, MUTED, 'PERIOADA DE VALABILITATE', x + 16, y + 16, half);
-    put(doc, BOLD, 12, INK, period, x + 16, y + 32, half);
+    put(doc, CAPTION, 'PERIOADA DE VALABILITATE', x + 16, y + 16, half);
+    put(doc, periodStyle, period, x + 16, y + 32, half);
   }
-  put(doc, REGULAR, 8, MUTED, 'TOTAL DE PLATĂ', rightX, y + 16, half, 'right');
-  put(doc, BOLD, 18, BRAND, d.price, rightX, y + 28, half, 'right');
+  put(doc, CAPTION, 'TOTAL DE PLATĂ', rightX, y + 16, half, 'right');
+  put(doc, priceStyle, d.price, rightX, y + 28, half, 'right');
   return y + boxH + 20;
 }
 
@@ -244,23 +246,9 @@ function drawFooters(doc: Doc, x: number, w: number): void {
     const bottom = doc.page.margins.bottom;
     doc.page.margins.bottom = 0;
     const fy = doc.page.height - MARGIN - 10;
-    doc
-      .moveTo(x, fy - 8)
-      .lineTo(x + w, fy - 8)
-      .lineWidth(0.5)
-      .strokeColor(RULE)
-      .stroke();
-    put(
-      doc,
-      REGULAR,
-      8,
-      MUTED,
-      'Document generat electronic. Verificați valabilitatea la emitent.',
-      x,
-      fy,
-      w * 0.8,
-    );
-    put(doc, REGULAR, 8, MUTED, `Pagina ${i + 1} / ${range.count}`, x + w * 0.8, fy, w * 0.2, 'right');
+    rule(doc, x, fy - 8, w);
+    put(doc, CAPTION, 'Document generat electronic. Verificați valabilitatea la emitent.', x, fy, w * 0.8);
+    put(doc, CAPTION, `Pagina ${i + 1} / ${range.count}`, x + w * 0.8, fy, w * 0.2, 'right');
     doc.page.margins.bottom = bottom;
   }
 }

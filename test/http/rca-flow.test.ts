@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payment, RCA_QUOTE, rcaItem, startHarness, type Harness } from '../support/harness.ts';
+import { extractPdfText } from '../support/pdf-text.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h?.close());
+
+describe('RCA from quote to policy PDF', () => {
+  it('quotes, orders, confirms and completes with every issued field and a downloadable PDF', async () => {
+    const quote = await h.call<{ offers: Record<string, unknown>[] }>('get-offers', RCA_QUOTE);
+    expect(quote.status).toBe(200);
+    expect(quote.body.offers.length).toBeGreaterThan(1);
+    const offer = quote.body.offers[0]!;
+    expect(Object.keys(offer).sort()).toEqual(
+      [
+        'company',
+        'currency',
+        'duration',
+        'max_interval',
+        'min_start_date',
+        'name',
+        'price',
+        'product',
+      ].sort(),
+    );
+    expect(offer).toMatchObject({ product: 'rca', duration: 365, currency: 'MDL' });
+
+    const created = await h.call('create-order', {
+      customer: { phone: '+37369123456', name: 'Ștefan Țurcanu' },
+      products: [rcaItem(offer.min_start_date as string, { insurance_company: offer.company })],
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toEqual({
+      id: expect.stringMatching(/^IAI\d{6}[A-Z]{3}$/),
+      status: 'draft',
+      description: 'Asigurare RCA, HONDA CIVIC CHY999',
+      price: offer.price,
+      currency: 'MDL',
+    });
+    const id = created.body.id as string;
+
+    const confirmed = await h.call('confirm-order', { id, payment: payment(offer.price as number) });
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body).toMatchObject({
+      id,
+      status: 'paid',
+      start_date: offer.min_start_date,
+      price: offer.price,
+    });
+    expect(confirmed.body.end_date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+
+    const done = await h.waitForStatus(id, 'completed');
+    const products = done.body.products as Record<string, unknown>[];
+    expect(products).toHaveLength(1);
+    const issued = products[0]!;
+    expect(issued).toEqual({
+      product: 'rca',
+      plate_number: 'CHY999',
+      car_model: 'HONDA CIVIC',
+      reference_price: expect.stringMatching(/^\d+\.\d{2} MDL$/),
+      reference_exchange_rate: expect.any(String),
+      price: offer.price,
+      currency: 'MDL',
+      file: expect.stringMatching(/^http:\/\/polita\.test\/files\/[0-9a-f]{32}\.pdf$/),
+    });
+
+    const pdf = await h.service.app.inject({ method: 'GET', url: new URL(issued.file as string).pathname });
+    expect(pdf.statusCode).toBe(200);
+    expect(pdf.headers['content-type']).toBe('application/pdf');
+    const text = await extractPdfText(pdf.rawPayload);
+    for (const s of ['CHY999', 'HONDA CIVIC', id, 'Ștefan Țurcanu', '+37369123456', 'Demo Partner'])
+      expect(text).toContain(s);
+  });
+
+  it('fails the order when the provider refuses the vehicle (100000010)', async () => {
+    const quote = await h.call<{ offers: { price: number; min_start_date: string }[] }>('get-offers', {
+      ...RCA_QUOTE,
+      vehicle: '100000010',
+    });
+    const offer = quote.body.offers[0]!;
+    const created = await h.call('create-order', {
+      customer: { phone: '1' },
+      products: [rcaItem(offer.min_start_date, { vehicle: '100000010' })],
+    });
+    const id = created.body.id as string;
+    expect((await h.call('confirm-order', { id, payment: payment(offer.price) })).status).toBe(200);
+    const failed = await h.waitForStatus(id, 'failed');
+    expect(failed.body.products).toBeUndefined();
+  });
+});

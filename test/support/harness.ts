@@ -1,0 +1,143 @@
+import pino from 'pino';
+import { loadConfig } from '../../src/config.ts';
+import { startService, type Service } from '../../src/service.ts';
+import { signatureHeader } from '../../src/signature.ts';
+import { testDatabaseUrl } from './database.ts';
+
+export interface Creds {
+  id: string;
+  secret: string;
+}
+
+export interface Reply<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  headers: Record<string, unknown>;
+}
+
+export interface Harness {
+  service: Service;
+  demo: Creds;
+  adminToken: string;
+  /** A signed POST /v1/<endpoint> as `creds` (the demo partner by default). */
+  call<T = Record<string, unknown>>(endpoint: string, body: unknown, creds?: Creds): Promise<Reply<T>>;
+  /** An operator call with the admin token. */
+  admin<T = Record<string, unknown>>(
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    url: string,
+    body?: unknown,
+  ): Promise<Reply<T>>;
+  /** Move the sandbox clock (ISO-8601 with offset), or back to real time with null. */
+  setClock(iso: string | null): Promise<void>;
+  /** A new partner (with a wallet unless said otherwise). */
+  newPartner(opts?: { wallet?: boolean; webhook_url?: string; name?: string }): Promise<Creds>;
+  /** Polls get-order until the status is reached (or fails with the last status seen). */
+  waitForStatus(id: string, status: string, opts?: { creds?: Creds; timeoutMs?: number }): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the whole service for one test file on the real database engine (PGlite in memory, or a
+ * fresh PostgreSQL database when DATABASE_URL is set) with the sandbox providers. Requests go
+ * through Fastify's inject, signed exactly as a partner signs them.
+ */
+export async function startHarness(
+  opts: { env?: Record<string, string>; fetch?: typeof fetch; workers?: boolean } = {},
+): Promise<Harness> {
+  const db = await testDatabaseUrl();
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    SANDBOX: 'true',
+    SANDBOX_ASYNC_ISSUE_MS: '1000',
+    PUBLIC_BASE_URL: 'http://polita.test',
+    LOG_LEVEL: 'silent',
+    ...opts.env,
+  });
+  const service = await startService(config, {
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    ...(opts.workers === false ? { workers: false } : {}),
+  });
+  const demo = service.demo!;
+  const app = service.app;
+
+  const h: Harness = {
+    service,
+    demo,
+    adminToken: service.adminToken,
+    async call(endpoint, body, creds = demo) {
+      const payload = typeof body === 'string' ? body : JSON.stringify(body);
+      const res = await app.inject({
+        method: 'POST',
+        url: `/v1/${endpoint}`,
+        headers: {
+          'content-type': 'application/json',
+          'x-hmac-signature': signatureHeader(creds.id, creds.secret, payload),
+        },
+        payload,
+      });
+      return { status: res.statusCode, body: res.json(), headers: res.headers };
+    },
+    async admin(method, url, body) {
+      const res = await app.inject({
+        method,
+        url,
+        headers: {
+          authorization: `Bearer ${service.adminToken}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+      });
+      return { status: res.statusCode, body: res.body ? res.json() : {}, headers: res.headers };
+    },
+    async setClock(iso) {
+      const res =
+        iso === null
+          ? await h.admin('DELETE', '/admin/sandbox/clock')
+          : await h.admin('PUT', '/admin/sandbox/clock', { now: iso });
+      if (res.status !== 200)
+        throw new Error(`setClock(${iso}) answered ${res.status}: ${JSON.stringify(res.body)}`);
+    },
+    async newPartner(o = {}) {
+      const res = await h.admin<{ id: string; secret: string }>('POST', '/admin/partners', {
+        name: o.name ?? 'Test partner',
+        ...o,
+      });
+      if (res.status !== 201)
+        throw new Error(`newPartner answered ${res.status}: ${JSON.stringify(res.body)}`);
+      return { id: res.body.id, secret: res.body.secret };
+    },
+    async waitForStatus(id, status, o = {}) {
+      const deadline = Date.now() + (o.timeoutMs ?? 15_000);
+      let last: Reply | undefined;
+      while (Date.now() < deadline) {
+        last = await h.call('get-order', { id }, o.creds ?? demo);
+        if (last.body.status === status) return last;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`order ${id} did not reach ${status} in time; last seen ${JSON.stringify(last?.body)}`);
+    },
+    async close() {
+      await service.stop();
+      await db.drop();
+    },
+  };
+  return h;
+}
+
+/** A payment for confirm-order, paid now (by the real clock unless `paidAt` is given). */
+export function payment(amount: number, over: Partial<Record<string, unknown>> = {}) {
+  const n = Math.random().toString(36).slice(2, 10);
+  return { receipt_id: `RRN${n}`, transaction_id: `TX${n}`, paid_at: Date.now(), amount, ...over };
+}
+
+export const RCA_QUOTE = { product: 'rca', vehicle: '100000001', duration: 365, idnx: '2003000000016' };
+export const rcaItem = (start: string, over: Record<string, unknown> = {}) => ({
+  product: 'rca',
+  vehicle: '100000001',
+  start_date: start,
+  duration: 365,
+  insurance_company: 'moldasig',
+  idnx: '2003000000016',
+  ...over,
+});
