@@ -29,10 +29,7 @@ const BOLD = 'DejaVuSans-Bold';
 
 type FontSource = PDFKit.Mixins.PDFFontSource;
 
-interface Fonts {
-  regular: FontSource;
-  bold: FontSource;
-}
+type Fonts = Record<'regular' | 'bold', FontSource>;
 
 let fontCache: Promise<Fonts> | undefined;
 
@@ -83,6 +80,7 @@ interface Style {
   font: string;
   size: number;
   color: string;
+  align?: 'left' | 'right';
 }
 const CAPTION: Style = { font: REGULAR, size: 8, color: MUTED };
 const SECTION: Style = { font: BOLD, size: 9, color: BRAND };
@@ -96,25 +94,14 @@ function heightOf(doc: Doc, s: Style, text: string, width: number): number {
   return doc.heightOfString(text, { width, lineGap: LINE_GAP });
 }
 
-function put(
-  doc: Doc,
-  s: Style,
-  text: string,
-  x: number,
-  y: number,
-  width: number,
-  align: 'left' | 'right' = 'left',
-): void {
-  doc.font(s.font).fontSize(s.size).fillColor(s.color).text(text, x, y, { width, align, lineGap: LINE_GAP });
+function put(doc: Doc, s: Style, text: string, x: number, y: number, width: number): void {
+  const options = { width, align: s.align ?? 'left', lineGap: LINE_GAP };
+  doc.font(s.font).fontSize(s.size).fillColor(s.color).text(text, x, y, options);
 }
 
 function rule(doc: Doc, x: number, y: number, w: number, weight = 0.5, color = RULE): void {
-  doc
-    .moveTo(x, y)
-    .lineTo(x + w, y)
-    .lineWidth(weight)
-    .strokeColor(color)
-    .stroke();
+  doc.moveTo(x, y).lineTo(x + w, y);
+  doc.lineWidth(weight).strokeColor(color).stroke();
 }
 
 /** Starts a new page when `needed` points don't fit; returns the y to draw at. */
@@ -193,6 +180,7 @@ function drawFields(doc: Doc, fields: PolicyField[], x: number, y: number, w: nu
   const valueX = x + w * 0.38 + CELL_PAD;
   const valueW = w * 0.62 - 2 * CELL_PAD;
   fields.forEach((field, i) => {
+    // A blank cell reads like a rendering fault on paper, so show a dash instead.
     const value = field.value === '' ? '—' : field.value;
     const rowH =
       Math.max(heightOf(doc, CELL_LABEL, field.label, labelW), heightOf(doc, CELL_VALUE, value, valueW)) +
@@ -219,7 +207,7 @@ function periodText(start?: string, end?: string): string | undefined {
 function drawTotals(doc: Doc, d: PolicyDocument, x: number, y: number, w: number): number {
   const period = periodText(d.startDate, d.endDate);
   const periodStyle: Style = { font: BOLD, size: 12, color: INK };
-  const priceStyle: Style = { font: BOLD, size: 18, color: BRAND };
+  const priceStyle: Style = { font: BOLD, size: 18, color: BRAND, align: 'right' };
   const half = (w - 32) / 2;
   const valueH = Math.max(
     period ? heightOf(doc, periodStyle, period, half) : 0,
@@ -233,8 +221,8 @@ function drawTotals(doc: Doc, d: PolicyDocument, x: number, y: number, w: number
     put(doc, CAPTION, 'PERIOADA DE VALABILITATE', x + 16, y + 16, half);
     put(doc, periodStyle, period, x + 16, y + 32, half);
   }
-  put(doc, CAPTION, 'TOTAL DE PLATĂ', rightX, y + 16, half, 'right');
-  put(doc, priceStyle, d.price, rightX, y + 28, half, 'right');
+  put(doc, { ...CAPTION, align: 'right' }, 'TOTAL DE PLATĂ', rightX, y + 16, half);
+  put(doc, priceStyle, d.price, rightX, y + 28, half);
   return y + boxH + 20;
 }
 
@@ -248,7 +236,7 @@ function drawFooters(doc: Doc, x: number, w: number): void {
     const fy = doc.page.height - MARGIN - 10;
     rule(doc, x, fy - 8, w);
     put(doc, CAPTION, 'Document generat electronic. Verificați valabilitatea la emitent.', x, fy, w * 0.8);
-    put(doc, CAPTION, `Pagina ${i + 1} / ${range.count}`, x + w * 0.8, fy, w * 0.2, 'right');
+    put(doc, { ...CAPTION, align: 'right' }, `Pagina ${i + 1} / ${range.count}`, x + w * 0.8, fy, w * 0.2);
     doc.page.margins.bottom = bottom;
   }
 }
