@@ -130,6 +130,18 @@ export interface WebhookAttemptsTable {
   latency_ms: number;
 }
 
+export interface RefundsTable {
+  order_id: string;
+  method: 'customer' | 'wallet';
+  amount: number;
+  status: 'to_settle' | 'settled';
+  reason: string;
+  actor: string;
+  ledger_entry_id: number | null;
+  created_at: Timestamp;
+  settled_at: Timestamp | null;
+}
+
 export interface DB {
   settings: SettingsTable;
   partners: PartnersTable;
@@ -141,6 +153,7 @@ export interface DB {
   wallets: WalletsTable;
   ledger_entries: LedgerEntriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  refunds: RefundsTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;
