@@ -14,6 +14,7 @@ import type { Services } from '../app/services.ts';
 import { badRequest } from '../domain/errors.ts';
 import { mdlToBani } from '../domain/money.ts';
 import { isoLocal } from '../domain/time.ts';
+import { adminWalletRoutes } from './admin-wallet-routes.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { parseJsonBody } from './raw-body.ts';
 
@@ -141,6 +142,7 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
   app.post('/admin/orders/:id/webhook', { schema: { tags, params: Id } }, async (req) =>
     resendWebhook(svc, (req.params as { id: string }).id),
   );
+  await adminWalletRoutes(app, svc);
 
   if (svc.config.sandbox) {
     const clockView = async () => ({ now: isoLocal(await svc.clock.now()) });

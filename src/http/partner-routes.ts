@@ -6,6 +6,7 @@ import { quote } from '../app/quote.ts';
 import type { Services } from '../app/services.ts';
 import { installPartnerAuth } from './partner-auth.ts';
 import { routes } from './schemas.ts';
+import { walletRoutes } from './wallet-routes.ts';
 
 /** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
 export async function partnerRoutes(app: FastifyInstance, svc: Services): Promise<void> {
@@ -33,4 +34,5 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
   app.post('/v1/get-order', { schema: { ...doc('Read an order'), ...routes.getOrder } }, async (req) =>
     getOrder(svc, req.partner, (req.body as { id: string }).id),
   );
+  await walletRoutes(app, svc);
 }

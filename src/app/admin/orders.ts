@@ -6,6 +6,7 @@ import { findOrder, listOrders, orderEvents, orderItems } from '../../db/repos/o
 import { attemptsFor } from '../../db/repos/webhooks.ts';
 import type { OrderRow } from '../../db/schema.ts';
 import { deliverWebhook } from '../deliver-webhook.ts';
+import { refundView } from '../refund-order.ts';
 import { fileUrl } from '../order-view.ts';
 import type { Services } from '../services.ts';
 
@@ -60,11 +61,12 @@ export async function orderDetail(svc: Services, id: string) {
   const o = await findOrder(svc.db, id);
   if (!o) throw notFound('Order not found');
   const now = await svc.clock.now();
-  const [items, events, attempts, ledger] = await Promise.all([
+  const [items, events, attempts, ledger, refund] = await Promise.all([
     orderItems(svc.db, id),
     orderEvents(svc.db, id),
     attemptsFor(svc.db, id),
     svc.db.selectFrom('ledger_entries').selectAll().where('order_id', '=', id).orderBy('id').execute(),
+    refundView(svc, id),
   ]);
   return {
     ...summary(o, now),
@@ -108,6 +110,7 @@ export async function orderDetail(svc: Services, id: string) {
       actor: l.actor,
       at: isoLocal(l.created_at.getTime()),
     })),
+    refund,
   };
 }
 

@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { DB, SubWallet, WalletRow } from '../schema.ts';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { DB, LedgerEntriesTable, SubWallet, WalletRow } from '../schema.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
 
@@ -72,4 +72,71 @@ export async function book(
     .returningAll()
     .executeTakeFirstOrThrow();
   return updated;
+}
+
+export type LedgerRow = Selectable<LedgerEntriesTable>;
+
+/** The ledger entries that moved money for an order (its payment and any refund), oldest first. */
+export async function orderLedger(db: Conn, orderId: string): Promise<LedgerRow[]> {
+  return db.selectFrom('ledger_entries').selectAll().where('order_id', '=', orderId).orderBy('id').execute();
+}
+
+/** A partner's entries with created_at in [from, to), in booking order. */
+export async function ledgerBetween(db: Conn, partnerId: string, from: Date, to: Date): Promise<LedgerRow[]> {
+  return db
+    .selectFrom('ledger_entries')
+    .selectAll()
+    .where('partner_id', '=', partnerId)
+    .where('created_at', '>=', from)
+    .where('created_at', '<', to)
+    .orderBy('id')
+    .execute();
+}
+
+/** Per sub-wallet, the sum of a partner's entries booked before `before` (all of them without it). */
+export async function ledgerSums(
+  db: Conn,
+  partnerId: string,
+  before?: Date,
+): Promise<Record<SubWallet, number>> {
+  let q = db
+    .selectFrom('ledger_entries')
+    .select((eb) => ['wallet', eb.fn.sum<string | number>('amount').as('total')])
+    .where('partner_id', '=', partnerId);
+  if (before) q = q.where('created_at', '<', before);
+  const rows = await q.groupBy('wallet').execute();
+  const sums: Record<SubWallet, number> = { online: 0, insurance: 0, promo: 0 };
+  for (const r of rows) sums[r.wallet] = Number(r.total);
+  return sums;
+}
+
+export async function allWallets(db: Conn): Promise<WalletRow[]> {
+  return db.selectFrom('wallets').selectAll().orderBy('partner_id').execute();
+}
+
+/** Per partner and sub-wallet, the sum of every ledger entry. */
+export async function allLedgerSums(
+  db: Conn,
+): Promise<{ partner_id: string; wallet: SubWallet; total: number; n: number }[]> {
+  const rows = await db
+    .selectFrom('ledger_entries')
+    .select((eb) => [
+      'partner_id',
+      'wallet',
+      eb.fn.sum<string | number>('amount').as('total'),
+      eb.fn.countAll<number>().as('n'),
+    ])
+    .groupBy(['partner_id', 'wallet'])
+    .execute();
+  return rows.map((r) => ({ ...r, total: Number(r.total), n: Number(r.n) }));
+}
+
+/** Every entry tied to an order, for reconciliation. */
+export async function orderLinkedEntries(db: Conn): Promise<LedgerRow[]> {
+  return db
+    .selectFrom('ledger_entries')
+    .selectAll()
+    .where('order_id', 'is not', null)
+    .orderBy('id')
+    .execute();
 }

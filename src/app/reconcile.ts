@@ -1,0 +1,145 @@
+import { sql } from 'kysely';
+import { mdlToBani } from '../domain/money.ts';
+import type { Db } from '../db/database.ts';
+import { allRefunds } from '../db/repos/refunds.ts';
+import { allLedgerSums, allWallets, orderLinkedEntries, type LedgerRow } from '../db/repos/wallets.ts';
+import type { OrderRow, SubWallet } from '../db/schema.ts';
+
+export interface Difference {
+  kind: 'wallet' | 'ledger' | 'order';
+  subject: string;
+  problem: string;
+}
+
+const SUB_WALLETS: SubWallet[] = ['online', 'insurance', 'promo'];
+const PAID_STATES = ['paid', 'processing', 'completed', 'failed', 'refunded'] as const;
+
+/**
+ * Proves the books: every wallet equals the sum of its ledger, every balance_after is the running
+ * sum, every paid order is backed by its payment (customer) or exactly one ledger debit (wallet),
+ * every refund by its record and, for the wallet, exactly one matching credit. Read-only, in one
+ * snapshot so that concurrent bookings cannot show up as differences.
+ */
+export async function reconcile(
+  db: Db,
+): Promise<{ checked: { wallets: number; orders: number }; differences: Difference[] }> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => {
+      const diffs: Difference[] = [];
+      const wallets = await allWallets(trx);
+      const sums = await allLedgerSums(trx);
+      for (const w of wallets) {
+        for (const sub of SUB_WALLETS) {
+          const ledger = sums.find((s) => s.partner_id === w.partner_id && s.wallet === sub)?.total ?? 0;
+          if (ledger !== w[sub]) {
+            diffs.push({
+              kind: 'wallet',
+              subject: `${w.partner_id}/${sub}`,
+              problem: `balance ${w[sub]} bani but ledger sums to ${ledger} bani`,
+            });
+          }
+        }
+      }
+      const broken = await sql<{
+        id: number;
+        partner_id: string;
+        wallet: string;
+        balance_after: number;
+        running: number;
+      }>`
+        select id, partner_id, wallet, balance_after, running from (
+          select id, partner_id, wallet, balance_after,
+                 sum(amount) over (partition by partner_id, wallet order by id) as running
+          from ledger_entries) t
+        where running <> balance_after or running < 0
+        order by id`.execute(trx);
+      for (const r of broken.rows) {
+        diffs.push({
+          kind: 'ledger',
+          subject: `entry ${r.id} (${r.partner_id}/${r.wallet})`,
+          problem: `balance_after ${r.balance_after} bani but the running sum is ${Number(r.running)} bani`,
+        });
+      }
+
+      const orders = await trx.selectFrom('orders').selectAll().execute();
+      const entries = new Map<string, LedgerRow[]>();
+      for (const e of await orderLinkedEntries(trx)) {
+        const list = entries.get(e.order_id!) ?? [];
+        list.push(e);
+        entries.set(e.order_id!, list);
+      }
+      const refunds = new Map((await allRefunds(trx)).map((r) => [r.order_id, r]));
+      let checkedOrders = 0;
+      for (const o of orders) {
+        const problems = checkOrder(o, entries.get(o.id) ?? [], refunds.get(o.id));
+        if ((PAID_STATES as readonly string[]).includes(o.status)) checkedOrders++;
+        for (const problem of problems) diffs.push({ kind: 'order', subject: o.id, problem });
+      }
+      return { checked: { wallets: wallets.length, orders: checkedOrders }, differences: diffs };
+    });
+}
+
+function checkOrder(
+  o: OrderRow,
+  entries: LedgerRow[],
+  refund: { method: string; amount: number } | undefined,
+): string[] {
+  const out: string[] = [];
+  const payments = entries.filter((e) => e.kind === 'payment');
+  const refundsBooked = entries.filter((e) => e.kind === 'refund');
+  const other = entries.filter((e) => e.kind !== 'payment' && e.kind !== 'refund');
+  if (other.length) out.push(`${other.length} ledger entries of kind credit point at this order`);
+  for (const e of entries) {
+    if (e.partner_id !== o.partner_id)
+      out.push(`ledger entry ${e.id} belongs to ${e.partner_id}, not ${o.partner_id}`);
+  }
+  if (!(PAID_STATES as readonly string[]).includes(o.status)) {
+    if (entries.length) out.push(`${o.status} order has ${entries.length} ledger entries`);
+    if (refund) out.push(`${o.status} order has a refund record`);
+    return out;
+  }
+  if (o.payment_method === 'customer') {
+    const paid = o.payment ? mdlToBani(o.payment.amount) : null;
+    if (paid !== o.price) out.push(`customer payment ${paid ?? 'missing'} bani, price ${o.price} bani`);
+    if (payments.length || refundsBooked.length) out.push('customer-paid order has wallet ledger entries');
+  } else if (o.payment_method === 'wallet') {
+    const expected = o.price > 0 ? 1 : 0;
+    if (payments.length !== expected) out.push(`${payments.length} wallet debits, expected ${expected}`);
+    for (const p of payments) {
+      if (p.amount !== -o.price) out.push(`wallet debit ${-p.amount} bani, price ${o.price} bani`);
+      if (o.payment?.wallet && p.wallet !== o.payment.wallet)
+        out.push(`debited ${p.wallet} but the payment records ${o.payment.wallet}`);
+    }
+  } else {
+    out.push(`${o.status} order has no payment method`);
+  }
+  if (o.status === 'refunded') {
+    if (!refund) out.push('refunded order has no refund record');
+    else if (refund.amount !== o.price) out.push(`refund of ${refund.amount} bani, price ${o.price} bani`);
+    if (o.payment_method === 'wallet') {
+      const expected = o.price > 0 ? 1 : 0;
+      if (refundsBooked.length !== expected)
+        out.push(`${refundsBooked.length} wallet refunds, expected ${expected}`);
+      for (const r of refundsBooked) {
+        if (r.amount !== o.price) out.push(`wallet refund ${r.amount} bani, price ${o.price} bani`);
+        if (payments[0] && r.wallet !== payments[0].wallet)
+          out.push(`refunded to ${r.wallet} but paid from ${payments[0].wallet}`);
+      }
+    }
+  } else {
+    if (refund) out.push(`${o.status} order has a refund record`);
+    if (refundsBooked.length) out.push(`${o.status} order has ${refundsBooked.length} wallet refunds`);
+  }
+  return out;
+}
+
+export function formatDifferences(r: Awaited<ReturnType<typeof reconcile>>): string {
+  const head = `checked ${r.checked.wallets} wallets and ${r.checked.orders} paid orders: `;
+  if (!r.differences.length) return `${head}no differences`;
+  return [
+    `${head}${r.differences.length} differences`,
+    ...r.differences.map((d) => `  ${d.kind} ${d.subject}: ${d.problem}`),
+  ].join('\n');
+}

@@ -1,0 +1,69 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { changeSettings, readSettings } from '../app/admin/settings.ts';
+import { refundOrder } from '../app/refund-order.ts';
+import type { Services } from '../app/services.ts';
+import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
+
+/**
+ * Operator calls around the wallet: the spending switch, refunds, statements. Registered from
+ * adminRoutes, inside its scope, so the admin token guards them.
+ */
+export async function adminWalletRoutes(app: FastifyInstance, svc: Services): Promise<void> {
+  const tags = ['operator'];
+  const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+  const Day = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' });
+
+  app.get('/admin/settings', { schema: { tags } }, async () => readSettings(svc));
+  app.put(
+    '/admin/settings',
+    {
+      schema: {
+        tags,
+        body: Type.Object({ balance_spending_enabled: Type.Boolean() }),
+      },
+    },
+    async (req) => changeSettings(svc, req.body as { balance_spending_enabled: boolean }),
+  );
+
+  app.post(
+    '/admin/orders/:id/refund',
+    {
+      schema: {
+        tags,
+        params: Id,
+        body: Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }),
+      },
+    },
+    async (req) =>
+      refundOrder(svc, (req.params as { id: string }).id, {
+        reason: (req.body as { reason: string }).reason,
+        actor: 'operator',
+      }),
+  );
+
+  app.get(
+    '/admin/partners/:id/wallet/statement',
+    {
+      schema: {
+        tags,
+        params: Id,
+        querystring: Type.Object({
+          from: Day,
+          to: Day,
+          format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])),
+        }),
+      },
+    },
+    async (req, reply) => {
+      const q = req.query as { from: string; to: string; format?: 'json' | 'csv' };
+      const partnerId = (req.params as { id: string }).id;
+      const statement = await walletStatement(svc, { partnerId, from: q.from, to: q.to });
+      if (q.format !== 'csv') return statement;
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="statement-${partnerId}-${q.from}-${q.to}.csv"`)
+        .send(statementCsv(statement));
+    },
+  );
+}

@@ -1,0 +1,48 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { getBalance } from '../app/get-balance.ts';
+import { payFromWallet } from '../app/pay-from-wallet.ts';
+import type { Services } from '../app/services.ts';
+import { ErrorResponse, Order } from './schemas.ts';
+
+const errors = { '4xx': Type.Ref(ErrorResponse), '5xx': Type.Ref(ErrorResponse) };
+
+export const Balance = Type.Object(
+  {
+    balance: Type.Number({ description: 'Spendable total: online + promo, MDL' }),
+    currency: Type.Literal('MDL'),
+    wallets: Type.Object({
+      online: Type.Number({ description: 'Wire-transfer top-ups land here' }),
+      insurance: Type.Number({ description: 'Commissions owed to the partner; never pays an order' }),
+      promo: Type.Number(),
+    }),
+    updated_at: Type.String({ description: 'ISO-8601 with offset: when the balance was computed' }),
+  },
+  { description: 'Wallet balance' },
+);
+
+export const walletSchemas = {
+  getBalance: { body: Type.Object({}), response: { 200: Balance, ...errors } },
+  payOrderFromBalance: {
+    body: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+    response: { 200: Type.Ref(Order), ...errors },
+  },
+};
+
+/**
+ * The partner's wallet endpoints. Registered from partnerRoutes, inside its scope, so the
+ * signature check runs before these handlers exactly as for the order endpoints.
+ */
+export async function walletRoutes(app: FastifyInstance, svc: Services): Promise<void> {
+  const doc = (summary: string) => ({ tags: ['partner'], summary, security: [{ hmac: [] }] });
+  app.post(
+    '/v1/get-balance',
+    { schema: { ...doc('Read the prepaid wallet balance'), ...walletSchemas.getBalance } },
+    async (req) => getBalance(svc, req.partner),
+  );
+  app.post(
+    '/v1/pay-order-from-balance',
+    { schema: { ...doc('Pay a draft order from the prepaid wallet'), ...walletSchemas.payOrderFromBalance } },
+    async (req) => payFromWallet(svc, req.partner, (req.body as { id: string }).id),
+  );
+}
