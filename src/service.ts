@@ -13,6 +13,7 @@ import { buildServer } from './http/server.ts';
 import { jobQueue, startBoss } from './jobs/queue.ts';
 import { startWorkers } from './jobs/workers.ts';
 import { SandboxIssuer } from './providers/sandbox/issuer.ts';
+import { SandboxRoVignetteRegistry } from './providers/sandbox/ro-vignettes.ts';
 import { SandboxVehicleRegistry } from './providers/sandbox/vehicles.ts';
 
 export interface Service {
@@ -45,7 +46,11 @@ export async function startService(
       clock: new Clock(database.db, config.sandbox),
       partners: new PartnerDirectory(database.db),
       catalogue,
-      providers: { vehicles: new SandboxVehicleRegistry(), issuer: new SandboxIssuer() },
+      providers: {
+        vehicles: new SandboxVehicleRegistry(),
+        issuer: new SandboxIssuer(),
+        roVignettes: new SandboxRoVignetteRegistry(database.db),
+      },
       jobs: jobQueue(boss),
       log,
       config: {

@@ -57,7 +57,28 @@ export interface Issuer {
   issue(req: IssueRequest): Promise<IssueReceipt>;
 }
 
+/** An RO vignette in the Romanian registry, valid on the day asked about or later. */
+export interface ActiveRoVignette {
+  /** Vignette category letter it was issued for. */
+  category: string;
+  plate: string;
+  startDate: string;
+  endDate: string;
+}
+
+/** The Romanian vignette registry: which vehicles already hold a vignette. */
+export interface RoVignetteRegistry {
+  /** The vignette valid on `today` or later that ends last, by plate (with country) or VIN; null when none. */
+  findActive(q: {
+    country: string;
+    plate?: string;
+    vin?: string;
+    today: string;
+  }): Promise<ActiveRoVignette | null>;
+}
+
 export interface Providers {
   vehicles: VehicleRegistry;
   issuer: Issuer;
+  roVignettes: RoVignetteRegistry;
 }
