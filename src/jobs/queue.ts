@@ -3,9 +3,14 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
 import type { JobName, JobQueue } from '../app/services.ts';
 
-export const QUEUES: Record<JobName, { retryLimit: number; retryDelay: number; expireInSeconds: number }> = {
+export const QUEUES: Record<
+  JobName,
+  { retryLimit: number; retryDelay: number; expireInSeconds: number; heartbeatSeconds?: number }
+> = {
   // Issuance retries transient provider failures; the last attempt marks the order failed.
-  'issue-order': { retryLimit: 4, retryDelay: 2, expireInSeconds: 300 },
+  // The heartbeat hands the job of a crashed (SIGKILLed) process back within ~20 s, where
+  // expireInSeconds alone would wait 5 minutes; a slow but live issuance keeps beating.
+  'issue-order': { retryLimit: 4, retryDelay: 2, expireInSeconds: 300, heartbeatSeconds: 10 },
   // The spec allows one webhook attempt: no retry, even after a crash mid-delivery.
   'deliver-webhook': { retryLimit: 0, retryDelay: 0, expireInSeconds: 60 },
   'expire-drafts': { retryLimit: 0, retryDelay: 0, expireInSeconds: 300 },
@@ -13,14 +18,24 @@ export const QUEUES: Record<JobName, { retryLimit: number; retryDelay: number; e
 
 /** pg-boss on the service's own database, in its own schema. */
 export async function startBoss(database: Database, log: Logger): Promise<PgBoss> {
+  // Expired and heartbeat-less jobs are failed (then retried) by the monitor pass: every 10 s
+  // rather than pg-boss's default 60 s, so a crash delays issuance by seconds, not minutes.
+  const supervision = { superviseIntervalSeconds: 10, monitorIntervalSeconds: 10 };
   const boss =
     database.boss.backend === 'pglite'
-      ? new PgBoss({ db: database.boss.db, backend: 'pglite', schema: 'pgboss' })
-      : new PgBoss({ connectionString: database.boss.connectionString, schema: 'pgboss', max: 4 });
+      ? new PgBoss({ db: database.boss.db, backend: 'pglite', schema: 'pgboss', ...supervision })
+      : new PgBoss({
+          connectionString: database.boss.connectionString,
+          schema: 'pgboss',
+          max: 4,
+          ...supervision,
+        });
   boss.on('error', (err) => log.error({ err }, 'job queue error'));
   await boss.start();
   for (const [name, opts] of Object.entries(QUEUES)) {
     await boss.createQueue(name, opts);
+    // createQueue leaves an existing queue as it was: changed options reach old databases here.
+    await boss.updateQueue(name, opts);
   }
   return boss;
 }
