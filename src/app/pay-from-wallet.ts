@@ -7,7 +7,7 @@ import { book, findWallet, lockWallet } from '../db/repos/wallets.ts';
 import type { PartnerRow, PaymentData } from '../db/schema.ts';
 import { balanceSpendingEnabled } from './admin/settings.ts';
 import { lockForPayment } from './confirm-order.ts';
-import { orderView } from './order-view.ts';
+import { GET_ORDER_DATES, orderView } from './order-view.ts';
 import type { Services } from './services.ts';
 
 /**
@@ -77,8 +77,10 @@ export async function payFromWallet(svc: Services, partner: PartnerRow, id: stri
     // The order row is locked and was read as a draft: a miss here is a bug, and rolls everything back.
     if (!moved) throw new Error(`order ${id} changed under its row lock`);
     await svc.jobs.enqueue(trx, 'issue-order', { orderId: id }, { singletonKey: `issue:${id}` });
-    return orderView({ ...order, status: 'paid' }, items, now, {
-      dates: { start: true, end: true },
+    // Rule 3: the order exactly as get-order would show it now.
+    const paid = { ...order, status: 'paid' as const };
+    return orderView(paid, items, now, {
+      dates: GET_ORDER_DATES(paid, now),
       publicBaseUrl: svc.config.publicBaseUrl,
     });
   });
