@@ -1,4 +1,5 @@
 import { rca } from './rca.ts';
+import { vignetteRo } from './vignette-ro.ts';
 import type { ProductCode, ProductModule } from './types.ts';
 
 /**
@@ -6,7 +7,7 @@ import type { ProductCode, ProductModule } from './types.ts';
  * the request schemas, offer and issued-product shapes are all derived from this list.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const PRODUCT_MODULES: ProductModule<any>[] = [rca];
+export const PRODUCT_MODULES: ProductModule<any>[] = [rca, vignetteRo];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function productModule(code: string): ProductModule<any> | undefined {
