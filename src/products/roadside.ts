@@ -1,0 +1,200 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { productRule } from '../domain/errors.ts';
+import { baniToMdl, formatAmount } from '../domain/money.ts';
+import { addDays, endDateForDays, endDateForMonths, formatDmy } from '../domain/time.ts';
+import type { RegisteredVehicle } from '../providers/types.ts';
+import { EU_CATEGORIES, OneOfLiterals, StringEnum } from './enums.ts';
+import { Amount, eurPrice, FeeSchema } from './eur-pricing.ts';
+import { carModel, requireStartDate, requireVehicle, S } from './shared.ts';
+import type { ProductContext, ProductModule } from './types.ts';
+
+/**
+ * European roadside assistance for an MD-registered car. Only passenger cars (EU M1, "category A")
+ * up to 3.5 t are covered; the registered owner is the contract holder. Issued asynchronously.
+ */
+const PERIODS = ['15_days', '12_months', '12_months_plus'] as const;
+
+const CatalogueSchema = Type.Object({
+  currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  min_start_offset_days: Type.Integer({ minimum: 0 }),
+  max_interval: Type.Integer({ minimum: 0 }),
+  fee: FeeSchema,
+  eligibility: Type.Object({
+    categories: Type.Array(OneOfLiterals(EU_CATEGORIES), { minItems: 1 }),
+    max_mass_kg: Type.Integer({ minimum: 1 }),
+  }),
+  periods: Type.Array(
+    Type.Intersect([
+      Type.Object({
+        id: OneOfLiterals(PERIODS),
+        label: Type.String(),
+        coverage: Type.String(),
+        tariff: Amount,
+      }),
+      Type.Union([
+        Type.Object({ days: Type.Integer({ minimum: 1 }) }),
+        Type.Object({ months: Type.Integer({ minimum: 1 }) }),
+      ]),
+    ]),
+    { minItems: 1 },
+  ),
+});
+type RoadsideCatalogue = Static<typeof CatalogueSchema>;
+type PeriodEntry = RoadsideCatalogue['periods'][number];
+
+const quoteSchema = Type.Object({ vehicle: S.vehicle() });
+const orderSchema = Type.Object({
+  vehicle: S.vehicle(),
+  start_date: S.date('yyyy-mm-dd, from today + 2 days to 60 days after that'),
+  period: StringEnum(PERIODS, 'From get-offers'),
+});
+type RoadsideOrder = Static<typeof orderSchema>;
+
+const eligible = (cat: RoadsideCatalogue, v: RegisteredVehicle) =>
+  cat.eligibility.categories.includes(v.category) && v.maxMassKg <= cat.eligibility.max_mass_kg;
+
+/** "Today + 48 hours" is the local date two days on (decisions.md §4). */
+const minStart = (ctx: ProductContext, cat: RoadsideCatalogue) =>
+  addDays(ctx.today, cat.min_start_offset_days);
+
+const priceOf = (ctx: ProductContext, cat: RoadsideCatalogue, p: PeriodEntry) =>
+  eurPrice(ctx, p.tariff, cat.currency, cat.fee);
+
+const endDate = (start: string, p: PeriodEntry) =>
+  'days' in p ? endDateForDays(start, p.days) : endDateForMonths(start, p.months);
+
+interface RoadsideDetails {
+  request: RoadsideOrder;
+  vehicle: RegisteredVehicle;
+  coverage: string;
+  label: string;
+  reference_price: string;
+  reference_exchange_rate: string;
+}
+
+export const roadside: ProductModule<RoadsideCatalogue> = {
+  product: 'roadside-assistance-eu',
+  idPrefix: 'RSA',
+  asyncIssue: true,
+  catalogue: { file: 'roadside.json', schema: CatalogueSchema },
+  quoteSchema,
+  orderSchema,
+  offerProperties: { period: Type.String(), car_model: Type.String(), plate_number: Type.String() },
+  issuedProperties: {
+    plate_number: Type.String(),
+    car_model: Type.String(),
+    period: Type.String(),
+    coverage: Type.String(),
+    vin_code: Type.String(),
+    start_date: Type.String(),
+    end_date: Type.String(),
+    reference_price: Type.String(),
+    reference_exchange_rate: Type.String(),
+    price: Type.Number(),
+    currency: Type.String(),
+  },
+
+  async quote(ctx, cat, raw) {
+    const req = raw as Static<typeof quoteSchema>;
+    const v = await requireVehicle(ctx, req.vehicle);
+    if (!eligible(cat, v)) return { offers: [] };
+    const offers = cat.periods.map((p) => {
+      const price = priceOf(ctx, cat, p);
+      return {
+        product: 'roadside-assistance-eu',
+        name: `Asistență rutieră Europa, ${p.label}, ${p.coverage}, ${carModel(v)} ${v.plate}`,
+        price: baniToMdl(price.price),
+        currency: 'MDL',
+        reference_price: price.reference_price,
+        reference_exchange_rate: price.reference_exchange_rate,
+        min_start_date: minStart(ctx, cat),
+        max_interval: cat.max_interval,
+        period: p.id,
+        car_model: carModel(v),
+        plate_number: v.plate,
+      };
+    });
+    return { offers };
+  },
+
+  async price(ctx, cat, raw) {
+    const item = raw as RoadsideOrder;
+    const v = await requireVehicle(ctx, item.vehicle);
+    if (!eligible(cat, v)) {
+      throw productRule(
+        `Roadside assistance covers only category A (M1) vehicles up to ${cat.eligibility.max_mass_kg} kg; ` +
+          `${v.plate} is ${v.category}, ${v.maxMassKg} kg`,
+      );
+    }
+    const p = cat.periods.find((x) => x.id === item.period);
+    if (!p) throw productRule(`Period ${item.period} is not on sale`);
+    requireStartDate(item.start_date, minStart(ctx, cat), cat.max_interval);
+    const price = priceOf(ctx, cat, p);
+    const details: RoadsideDetails = {
+      request: item,
+      vehicle: v,
+      coverage: p.coverage,
+      label: p.label,
+      reference_price: price.reference_price,
+      reference_exchange_rate: price.reference_exchange_rate,
+    };
+    return {
+      price: price.price,
+      description: `Asistență rutieră Europa, ${p.label}, ${carModel(v)} ${v.plate}`,
+      startDate: item.start_date,
+      endDate: endDate(item.start_date, p),
+      details: details as unknown as Record<string, unknown>,
+    };
+  },
+
+  async issue(ctx, _cat, row, orderId) {
+    const d = row.details as unknown as RoadsideDetails;
+    const v = d.vehicle;
+    const receipt = await ctx.providers.issuer.issue({
+      product: 'roadside-assistance-eu',
+      orderId,
+      idx: row.idx,
+      vehicle: v.certificate,
+      plate: v.plate,
+      ...(v.vin ? { vin: v.vin } : {}),
+      startDate: row.start_date ?? undefined,
+      endDate: row.end_date ?? undefined,
+    });
+    const fields = {
+      product: 'roadside-assistance-eu',
+      plate_number: v.plate,
+      car_model: carModel(v),
+      period: d.request.period,
+      coverage: d.coverage,
+      // Roadside help needs no VIN; a car the registry holds none for still gets its contract.
+      vin_code: v.vin ?? '',
+      start_date: row.start_date!,
+      end_date: row.end_date!,
+      reference_price: d.reference_price,
+      reference_exchange_rate: d.reference_exchange_rate,
+      price: baniToMdl(row.price),
+      currency: 'MDL',
+    };
+    return {
+      fields,
+      document: {
+        title: 'Contract de asistență rutieră Europa',
+        fields: [
+          { label: 'Număr contract', value: receipt.series },
+          { label: 'Număr tranzacție', value: receipt.transactionId },
+          { label: 'Titular (proprietar înregistrat)', value: `${v.owner.name}, ${v.owner.idnx}` },
+          { label: 'Număr de înmatriculare', value: fields.plate_number },
+          { label: 'Vehicul', value: fields.car_model },
+          { label: 'Număr certificat', value: v.certificate },
+          { label: 'VIN', value: fields.vin_code || '—' },
+          { label: 'Perioada', value: `${d.label} (${fields.period})` },
+          { label: 'Acoperire', value: fields.coverage },
+          { label: 'Valabil', value: `${formatDmy(fields.start_date)} – ${formatDmy(fields.end_date)}` },
+          { label: 'Tarif de referință', value: fields.reference_price },
+          { label: 'Curs de referință', value: fields.reference_exchange_rate },
+          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+        ],
+      },
+    };
+  },
+};

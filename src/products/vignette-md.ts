@@ -1,0 +1,260 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { productRule } from '../domain/errors.ts';
+import { baniToMdl, formatAmount } from '../domain/money.ts';
+import { addDays, endDateForDays, endDateForMonths, formatDmy } from '../domain/time.ts';
+import { countryIso2, foreignCountryIso2, normalisePlate } from './countries.ts';
+import { StringEnum } from './enums.ts';
+import { Amount, eurPrice, FeeSchema } from './eur-pricing.ts';
+import { requireIdnx, requireStartDate, S } from './shared.ts';
+import type { ProductContext, ProductModule } from './types.ts';
+
+/**
+ * The Moldovan road vignette for foreign-registered vehicles. Tariff in EUR per category and
+ * period, charged in MDL with the reseller commission on top; bought up to a year ahead.
+ */
+export const MD_PERIODS = [
+  '1_day',
+  '7_days',
+  '15_days',
+  '30_days',
+  '90_days',
+  '180_days',
+  '>180_days',
+  '12_months',
+] as const;
+type Period = (typeof MD_PERIODS)[number];
+export const MD_CATEGORIES = ['M1', 'M2', 'M3', 'N1', 'N2', 'N3'] as const;
+type Category = (typeof MD_CATEGORIES)[number];
+
+/** An object whose keys may only be some of `keys` (a typo in the catalogue stops the start). */
+const SomeOf = (keys: readonly string[], value: TSchema) =>
+  Type.Object(Object.fromEntries(keys.map((k) => [k, Type.Optional(value)])), {
+    additionalProperties: false,
+  });
+
+const PeriodSchema = Type.Union([
+  Type.Object({ days: Type.Integer({ minimum: 1 }), label: Type.String() }),
+  Type.Object({ months: Type.Integer({ minimum: 1 }), label: Type.String() }),
+]);
+const CatalogueSchema = Type.Object({
+  currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  min_start_offset_days: Type.Integer({ minimum: 0 }),
+  max_interval: Type.Integer({ minimum: 0 }),
+  fee: FeeSchema,
+  periods: SomeOf(MD_PERIODS, PeriodSchema),
+  categories: SomeOf(
+    MD_CATEGORIES,
+    Type.Object({ label: Type.String(), tariffs: SomeOf(MD_PERIODS, Amount) }),
+  ),
+});
+type MdCatalogue = Omit<Static<typeof CatalogueSchema>, 'periods' | 'categories'> & {
+  periods: Partial<Record<Period, Static<typeof PeriodSchema>>>;
+  categories: Partial<Record<Category, { label: string; tariffs: Partial<Record<Period, string>> }>>;
+};
+
+const period = () => StringEnum(MD_PERIODS, `Allowed per category: ${periodsHelp}`);
+const periodsHelp =
+  'M1: 7_days, 15_days, 30_days, 90_days, 180_days, >180_days; others: 1_day, 7_days, 30_days, 90_days, 12_months';
+const category = () => StringEnum(MD_CATEGORIES, 'EU vehicle category');
+const country = (description: string) => Type.String({ pattern: '^[A-Za-z]{2,3}$', description });
+
+const quoteSchema = Type.Object({ period: period(), vehicle_category: category() });
+const orderSchema = Type.Object({
+  identity_document: Type.String({
+    pattern: '^[A-Za-z0-9]{5,20}$',
+    description: 'Driver IDNP (13 digits, MD residents) or passport number',
+  }),
+  driver_full_name: S.text(),
+  country: country('Vehicle registration country, ISO2 or ISO3, not MD'),
+  start_date: S.date(),
+  period: period(),
+  vehicle_category: category(),
+  registration_number: Type.String({
+    pattern: '^[A-Za-z0-9][A-Za-z0-9 -]{0,13}[A-Za-z0-9]$',
+    description: 'Plate; internal spaces kept for AT and DE',
+  }),
+  vin: Type.String({
+    pattern: '^[A-Za-z0-9]{1,17}$',
+    description: 'VIN or chassis number, up to 17 letters and digits',
+  }),
+  residence_country: Type.Optional(country('Driver residence, ISO2 or ISO3')),
+});
+type MdOrder = Static<typeof orderSchema>;
+
+interface Tariff {
+  category: Category;
+  period: Period;
+  amount: string;
+}
+
+/** The per-category period rule: the schema knows every period, the catalogue which one a category has. */
+function tariffOf(cat: MdCatalogue, category: Category, period: Period): Tariff {
+  const tariffs = cat.categories[category]?.tariffs ?? {};
+  const amount = tariffs[period];
+  if (!amount) {
+    throw productRule(
+      `Period ${period} is not sold for vehicle category ${category}; allowed: ${Object.keys(tariffs).join(', ')}`,
+    );
+  }
+  return { category, period, amount };
+}
+
+const priceOf = (ctx: ProductContext, cat: MdCatalogue, t: Tariff) =>
+  eurPrice(ctx, t.amount, cat.currency, cat.fee);
+
+function endDate(cat: MdCatalogue, start: string, period: Period): string {
+  const p = cat.periods[period];
+  if (!p) throw new Error(`catalogue vignette-md.json has no period ${period}`);
+  return 'days' in p ? endDateForDays(start, p.days) : endDateForMonths(start, p.months);
+}
+
+const periodLabel = (cat: MdCatalogue, period: Period) => cat.periods[period]?.label ?? period;
+const minStart = (ctx: ProductContext, cat: MdCatalogue) => addDays(ctx.today, cat.min_start_offset_days);
+
+interface MdDetails {
+  request: MdOrder;
+  country: string;
+  residence_country: string;
+  registration_number: string;
+  vin: string;
+  tariff: string;
+  /** What priced the draft, as the wire shows it: the issued vignette repeats these. */
+  reference_price: string;
+  reference_exchange_rate: string;
+  converted: number;
+  fee: number;
+}
+
+export const vignetteMd: ProductModule<MdCatalogue> = {
+  product: 'vignette:md',
+  idPrefix: 'MDV',
+  asyncIssue: false,
+  catalogue: { file: 'vignette-md.json', schema: CatalogueSchema },
+  quoteSchema,
+  orderSchema,
+  createEchoes: { startDate: true, endDate: true },
+  offerProperties: {},
+  issuedProperties: {
+    registration_number: Type.String(),
+    vehicle_category: Type.String(),
+    period: Type.String(),
+    country: Type.String(),
+    vin: Type.String(),
+    start_date: Type.String(),
+    end_date: Type.String(),
+    transaction_id: Type.String(),
+    reference_price: Type.String(),
+    reference_exchange_rate: Type.String(),
+    price: Type.Number(),
+    currency: Type.String(),
+  },
+
+  async quote(ctx, cat, raw) {
+    const req = raw as Static<typeof quoteSchema>;
+    const t = tariffOf(cat, req.vehicle_category, req.period);
+    const p = priceOf(ctx, cat, t);
+    return {
+      offers: [
+        {
+          product: 'vignette:md',
+          name: `Vinieta Moldova, ${periodLabel(cat, t.period)}, ${t.category} (${cat.categories[t.category]!.label})`,
+          price: baniToMdl(p.price),
+          currency: 'MDL',
+          reference_price: p.reference_price,
+          reference_exchange_rate: p.reference_exchange_rate,
+          min_start_date: minStart(ctx, cat),
+          max_interval: cat.max_interval,
+        },
+      ],
+    };
+  },
+
+  async price(ctx, cat, raw) {
+    const item = raw as MdOrder;
+    const t = tariffOf(cat, item.vehicle_category, item.period);
+    const country = foreignCountryIso2('country', item.country);
+    const isIdnp = /^[0-9]{13}$/.test(item.identity_document);
+    if (isIdnp) requireIdnx('identity_document', item.identity_document, 'idnp');
+    const residence = item.residence_country
+      ? countryIso2('residence_country', item.residence_country)
+      : isIdnp
+        ? 'MD'
+        : country;
+    requireStartDate(item.start_date, minStart(ctx, cat), cat.max_interval);
+    const plate = normalisePlate(item.registration_number, country);
+    const p = priceOf(ctx, cat, t);
+    const details: MdDetails = {
+      request: item,
+      country,
+      residence_country: residence,
+      registration_number: plate,
+      vin: item.vin.toUpperCase(),
+      tariff: t.amount,
+      reference_price: p.reference_price,
+      reference_exchange_rate: p.reference_exchange_rate,
+      converted: p.converted,
+      fee: p.fee,
+    };
+    return {
+      price: p.price,
+      description: `Vinieta Moldova, ${periodLabel(cat, t.period)}, Categoria ${t.category}, ${plate} (${country})`,
+      startDate: item.start_date,
+      endDate: endDate(cat, item.start_date, t.period),
+      details: details as unknown as Record<string, unknown>,
+    };
+  },
+
+  async issue(ctx, cat, row, orderId) {
+    const d = row.details as unknown as MdDetails;
+    const receipt = await ctx.providers.issuer.issue({
+      product: 'vignette:md',
+      orderId,
+      idx: row.idx,
+      plate: d.registration_number,
+      vin: d.vin,
+      startDate: row.start_date ?? undefined,
+      endDate: row.end_date ?? undefined,
+    });
+    const fields = {
+      product: 'vignette:md',
+      registration_number: d.registration_number,
+      vehicle_category: d.request.vehicle_category,
+      period: d.request.period,
+      country: d.country,
+      vin: d.vin,
+      start_date: row.start_date!,
+      end_date: row.end_date!,
+      transaction_id: receipt.transactionId,
+      reference_price: d.reference_price,
+      reference_exchange_rate: d.reference_exchange_rate,
+      price: baniToMdl(row.price),
+      currency: 'MDL',
+    };
+    return {
+      fields,
+      document: {
+        title: 'Vinietă Republica Moldova',
+        fields: [
+          { label: 'Număr tranzacție', value: receipt.transactionId },
+          { label: 'Serie vinietă', value: receipt.series },
+          { label: 'Număr de înmatriculare', value: fields.registration_number },
+          { label: 'Țara de înmatriculare', value: fields.country },
+          { label: 'VIN / număr șasiu', value: fields.vin },
+          {
+            label: 'Categoria vehiculului',
+            value: `${fields.vehicle_category} – ${cat.categories[d.request.vehicle_category]?.label ?? ''}`,
+          },
+          { label: 'Perioada de valabilitate', value: periodLabel(cat, d.request.period) },
+          { label: 'Valabilă', value: `${formatDmy(fields.start_date)} – ${formatDmy(fields.end_date)}` },
+          { label: 'Conducător auto', value: d.request.driver_full_name },
+          { label: 'Act de identitate', value: d.request.identity_document },
+          { label: 'Țara de reședință', value: d.residence_country },
+          { label: 'Tarif de referință', value: fields.reference_price },
+          { label: 'Curs de referință', value: fields.reference_exchange_rate },
+          { label: 'Comision', value: formatAmount(d.fee, 'MDL') },
+          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+        ],
+      },
+    };
+  },
+};
