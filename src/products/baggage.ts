@@ -1,0 +1,157 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { productRule } from '../domain/errors.ts';
+import { baniToMdl, formatAmount } from '../domain/money.ts';
+import { addDays, formatDmy } from '../domain/time.ts';
+import { Amount, convertedPrice, minorOf } from './insurance-pricing.ts';
+import { insurerName, rateText, requireIdnx, requireStartDate, S } from './shared.ts';
+import type { ProductContext, ProductModule } from './types.ts';
+
+/**
+ * Air baggage insurance: per-flight cover for 1 to 5 checked pieces, priced per piece in EUR
+ * by each insurer. The flights do not change the price, so the quote needs only the pieces.
+ */
+const CatalogueSchema = Type.Object({
+  max_interval: Type.Integer({ minimum: 0 }),
+  min_start_offset_days: Type.Integer({ minimum: 0 }),
+  currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  fee_mdl: Amount,
+  max_pieces: Type.Integer({ minimum: 1, maximum: 5 }),
+  insurers: Type.Array(Type.Object({ company: Type.String(), price_per_piece: Amount }), { minItems: 1 }),
+});
+type BaggageCatalogue = Static<typeof CatalogueSchema>;
+type Insurer = BaggageCatalogue['insurers'][number];
+
+const Pieces = Type.Integer({ minimum: 1, maximum: 5, description: 'Checked pieces, 1 to 5' });
+/** IATA flight designator: airline code (2 characters, or 3 letters ICAO) and 1–4 digits. */
+const FlightNumber = Type.String({
+  pattern: '^(?:[A-Za-z0-9]{2}|[A-Za-z]{3}) ?[0-9]{1,4}[A-Za-z]?$',
+  description: 'Flight number, e.g. FR1234 or 9U 123',
+});
+
+const quoteSchema = Type.Object({ baggage_pcs: Pieces });
+const orderSchema = Type.Object({
+  start_date: S.date('Departure date per the airline tickets, yyyy-mm-dd'),
+  flight_numbers: Type.Array(FlightNumber, { minItems: 1, maxItems: 8, uniqueItems: true }),
+  baggage_pcs: Pieces,
+  idnp: S.idnp(),
+  contractor_full_name: S.text(),
+  insurance_company: Type.String({ minLength: 1, maxLength: 50, description: 'The offer `company`' }),
+});
+
+function baggagePrice(ctx: ProductContext, cat: BaggageCatalogue, insurer: Insurer, pieces: number) {
+  if (pieces > cat.max_pieces) throw productRule(`baggage_pcs must be between 1 and ${cat.max_pieces}`);
+  return convertedPrice(ctx, minorOf(insurer.price_per_piece) * pieces, cat.currency, cat.fee_mdl);
+}
+
+const minStart = (ctx: ProductContext, cat: BaggageCatalogue) =>
+  addDays(ctx.today, cat.min_start_offset_days);
+const piecesText = (n: number) => (n === 1 ? '1 bagaj' : `${n} bagaje`);
+const normaliseFlight = (f: string) => f.replace(/\s+/g, '').toUpperCase();
+
+export const baggage: ProductModule<BaggageCatalogue> = {
+  product: 'baggage',
+  idPrefix: 'IAO',
+  asyncIssue: false,
+  catalogue: { file: 'baggage.json', schema: CatalogueSchema },
+  quoteSchema,
+  orderSchema,
+  offerProperties: { company: Type.String() },
+  issuedProperties: {
+    reference_price: Type.String(),
+    reference_exchange_rate: Type.String(),
+    price: Type.Number(),
+    currency: Type.String(),
+    flight_numbers: Type.Array(Type.String()),
+    baggage_pcs: Type.Number(),
+    idnp: Type.String(),
+    contractor_full_name: Type.String(),
+    insurance_company: Type.String(),
+  },
+
+  async quote(ctx, cat, raw) {
+    const req = raw as Static<typeof quoteSchema>;
+    const offers = cat.insurers.map((insurer) => {
+      const p = baggagePrice(ctx, cat, insurer, req.baggage_pcs);
+      return {
+        product: 'baggage',
+        name: `Asigurare bagaje, ${piecesText(req.baggage_pcs)}, ${insurerName(ctx, insurer.company)}`,
+        company: insurer.company,
+        price: baniToMdl(p.price),
+        currency: 'MDL',
+        reference_price: formatAmount(p.reference, p.currency),
+        reference_exchange_rate: rateText(ctx, p.currency),
+        min_start_date: minStart(ctx, cat),
+        max_interval: cat.max_interval,
+      };
+    });
+    return { offers };
+  },
+
+  async price(ctx, cat, raw) {
+    const item = raw as Static<typeof orderSchema>;
+    requireIdnx('idnp', item.idnp, 'idnp');
+    const insurer = cat.insurers.find((i) => i.company === item.insurance_company);
+    if (!insurer) throw productRule(`Unknown insurance_company ${item.insurance_company}`);
+    requireStartDate(item.start_date, minStart(ctx, cat), cat.max_interval);
+    const p = baggagePrice(ctx, cat, insurer, item.baggage_pcs);
+    const flights = item.flight_numbers.map(normaliseFlight);
+    return {
+      price: p.price,
+      description: `Asigurare bagaje, ${piecesText(item.baggage_pcs)}, zbor ${flights.join(', ')}`,
+      startDate: item.start_date,
+      details: {
+        request: { ...item, flight_numbers: flights },
+        reference: p.reference,
+        currency: p.currency,
+        rate: rateText(ctx, p.currency),
+      },
+    };
+  },
+
+  async issue(ctx, _cat, row, orderId) {
+    const d = row.details as {
+      request: Static<typeof orderSchema>;
+      reference: number;
+      currency: string;
+      rate: string;
+    };
+    const r = d.request;
+    const receipt = await ctx.providers.issuer.issue({
+      product: 'baggage',
+      orderId,
+      idx: row.idx,
+      company: r.insurance_company,
+      startDate: row.start_date ?? undefined,
+    });
+    const fields = {
+      product: 'baggage',
+      reference_price: formatAmount(d.reference, d.currency),
+      reference_exchange_rate: d.rate,
+      price: baniToMdl(row.price),
+      currency: 'MDL',
+      flight_numbers: r.flight_numbers,
+      baggage_pcs: r.baggage_pcs,
+      idnp: r.idnp,
+      contractor_full_name: r.contractor_full_name,
+      insurance_company: r.insurance_company,
+    };
+    return {
+      fields,
+      document: {
+        title: 'Poliță de asigurare a bagajelor',
+        fields: [
+          { label: 'Număr poliță', value: receipt.series },
+          { label: 'Asigurător', value: insurerName(ctx, r.insurance_company) },
+          { label: 'Contractant', value: r.contractor_full_name },
+          { label: 'IDNP', value: r.idnp },
+          { label: 'Data plecării', value: formatDmy(row.start_date!) },
+          { label: 'Zboruri', value: r.flight_numbers.join(', ') },
+          { label: 'Bagaje asigurate', value: piecesText(r.baggage_pcs) },
+          { label: 'Primă de referință', value: fields.reference_price },
+          { label: 'Curs de referință', value: fields.reference_exchange_rate },
+          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+        ],
+      },
+    };
+  },
+};

@@ -1,0 +1,207 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { productRule } from '../domain/errors.ts';
+import { baniToMdl, formatAmount } from '../domain/money.ts';
+import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
+import type { RegisteredVehicle } from '../providers/types.ts';
+import { Amount, Coefficient, convertedPrice, minorOf, mulCoefficient } from './insurance-pricing.ts';
+import {
+  carModel,
+  insurerName,
+  rateText,
+  requireIdnx,
+  requireStartDate,
+  requireVehicle,
+  S,
+} from './shared.ts';
+import type { ProductContext, ProductModule } from './types.ts';
+
+/**
+ * Green card (Carte Verde): international motor liability for an MD vehicle, zone EU or UA.
+ * The premium is a national tariff in EUR per zone and duration (every insurer sells at it),
+ * times the vehicle category's multiplier, charged in MDL at the catalogue rate.
+ */
+export const GREEN_CARD_DURATIONS = [15, 30, 60, 90, 120, 150, 180, 210, 240, 270, 300, 330, 365] as const;
+const REGIONS = ['EU', 'UA'] as const;
+
+const CatalogueSchema = Type.Object({
+  max_interval: Type.Integer({ minimum: 0 }),
+  min_start_offset_days: Type.Integer({ minimum: 0 }),
+  currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  fee_mdl: Amount,
+  regions: Type.Object(
+    Object.fromEntries(
+      REGIONS.map((r) => [
+        r,
+        Type.Object({
+          label: Type.String(),
+          tariffs: Type.Object(Object.fromEntries(GREEN_CARD_DURATIONS.map((d) => [String(d), Amount]))),
+        }),
+      ]),
+    ),
+  ),
+  category_multipliers: Type.Record(Type.String(), Coefficient),
+  insurers: Type.Array(Type.String(), { minItems: 1 }),
+});
+type GreenCardCatalogue = Static<typeof CatalogueSchema>;
+type Region = (typeof REGIONS)[number];
+
+const Duration = Type.Union(
+  GREEN_CARD_DURATIONS.map((d) => Type.Literal(d)),
+  { description: `Days. Allowed: ${GREEN_CARD_DURATIONS.join(', ')}` },
+);
+const RegionSchema = Type.Union(
+  REGIONS.map((r) => Type.Literal(r)),
+  { description: 'EU or UA' },
+);
+
+const quoteSchema = Type.Object({
+  region: RegionSchema,
+  duration: Duration,
+  vehicle: S.vehicle(),
+  idnx: S.idnx(),
+});
+const orderSchema = Type.Object({
+  vehicle: S.vehicle(),
+  start_date: S.date(),
+  duration: Duration,
+  region: RegionSchema,
+  insurance_company: Type.String({ minLength: 1, maxLength: 50, description: 'The offer `company`' }),
+  idnx: S.idnx(),
+});
+
+function multiplier(cat: GreenCardCatalogue, v: RegisteredVehicle): string {
+  const m = cat.category_multipliers[v.category];
+  if (!m) throw productRule(`Green card is not sold for vehicle category ${v.category}`);
+  return m;
+}
+
+/** The one pricing function of quote and create-order. */
+function greenCardPrice(
+  ctx: ProductContext,
+  cat: GreenCardCatalogue,
+  v: RegisteredVehicle,
+  region: Region,
+  duration: number,
+) {
+  const tariff = cat.regions[region]!.tariffs[String(duration)]!;
+  const reference = mulCoefficient(minorOf(tariff), multiplier(cat, v));
+  return convertedPrice(ctx, reference, cat.currency, cat.fee_mdl);
+}
+
+const minStart = (ctx: ProductContext, cat: GreenCardCatalogue) =>
+  addDays(ctx.today, cat.min_start_offset_days);
+const regionLabel = (cat: GreenCardCatalogue, region: Region) => cat.regions[region]!.label;
+
+export const greenCard: ProductModule<GreenCardCatalogue> = {
+  product: 'green-card',
+  idPrefix: 'IAE',
+  asyncIssue: false,
+  catalogue: { file: 'green-card.json', schema: CatalogueSchema },
+  quoteSchema,
+  orderSchema,
+  offerProperties: { company: Type.String(), duration: Type.Integer() },
+  issuedProperties: {
+    plate_number: Type.String(),
+    car_model: Type.String(),
+    validity: Type.Number(),
+    reference_price: Type.String(),
+    reference_exchange_rate: Type.String(),
+    price: Type.Number(),
+    currency: Type.String(),
+  },
+
+  async quote(ctx, cat, raw) {
+    const req = raw as Static<typeof quoteSchema>;
+    const v = await requireVehicle(ctx, req.vehicle);
+    requireIdnx('idnx', req.idnx);
+    const p = greenCardPrice(ctx, cat, v, req.region, req.duration);
+    const offers = cat.insurers.map((company) => ({
+      product: 'green-card',
+      name: `Carte Verde ${req.duration} zile, ${regionLabel(cat, req.region)}, ${insurerName(ctx, company)}, ${carModel(v)} ${v.plate}`,
+      company,
+      duration: req.duration,
+      price: baniToMdl(p.price),
+      currency: 'MDL',
+      reference_price: formatAmount(p.reference, p.currency),
+      reference_exchange_rate: rateText(ctx, p.currency),
+      min_start_date: minStart(ctx, cat),
+      max_interval: cat.max_interval,
+    }));
+    return { offers };
+  },
+
+  async price(ctx, cat, raw) {
+    const item = raw as Static<typeof orderSchema>;
+    const v = await requireVehicle(ctx, item.vehicle);
+    requireIdnx('idnx', item.idnx);
+    if (!cat.insurers.includes(item.insurance_company))
+      throw productRule(`Unknown insurance_company ${item.insurance_company}`);
+    requireStartDate(item.start_date, minStart(ctx, cat), cat.max_interval);
+    const p = greenCardPrice(ctx, cat, v, item.region, item.duration);
+    return {
+      price: p.price,
+      description: `Asigurare Carte Verde, ${item.duration} zile, ${regionLabel(cat, item.region)}, ${carModel(v)} ${v.plate}`,
+      startDate: item.start_date,
+      endDate: endDateForDays(item.start_date, item.duration),
+      details: {
+        request: item,
+        vehicle: v,
+        reference: p.reference,
+        currency: p.currency,
+        rate: rateText(ctx, p.currency),
+      },
+    };
+  },
+
+  async issue(ctx, cat, row, orderId) {
+    const d = row.details as {
+      request: Static<typeof orderSchema>;
+      vehicle: RegisteredVehicle;
+      reference: number;
+      currency: string;
+      rate: string;
+    };
+    const { request, vehicle: v } = d;
+    const receipt = await ctx.providers.issuer.issue({
+      product: 'green-card',
+      orderId,
+      idx: row.idx,
+      vehicle: v.certificate,
+      company: request.insurance_company,
+      startDate: row.start_date ?? undefined,
+      endDate: row.end_date ?? undefined,
+    });
+    const fields = {
+      product: 'green-card',
+      plate_number: v.plate,
+      car_model: carModel(v),
+      validity: request.duration,
+      // The reference is what the draft was priced at, not today's tariff.
+      reference_price: formatAmount(d.reference, d.currency),
+      reference_exchange_rate: d.rate,
+      price: baniToMdl(row.price),
+      currency: 'MDL',
+    };
+    return {
+      fields,
+      document: {
+        title: 'Certificat internațional de asigurare auto „Carte Verde”',
+        fields: [
+          { label: 'Număr poliță', value: receipt.series },
+          { label: 'Asigurător', value: insurerName(ctx, request.insurance_company) },
+          { label: 'Zona de acoperire', value: regionLabel(cat, request.region) },
+          { label: 'Număr de înmatriculare', value: fields.plate_number },
+          { label: 'Vehicul', value: `${fields.car_model} (categoria ${v.category})` },
+          { label: 'Număr certificat', value: v.certificate },
+          { label: 'VIN', value: v.vin ?? '—' },
+          { label: 'Asigurat (IDNP/IDNO)', value: request.idnx },
+          { label: 'Valabilitate', value: `${request.duration} zile` },
+          { label: 'Perioada', value: `${formatDmy(row.start_date!)} – ${formatDmy(row.end_date!)}` },
+          { label: 'Primă de referință', value: fields.reference_price },
+          { label: 'Curs de referință', value: fields.reference_exchange_rate },
+          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+        ],
+      },
+    };
+  },
+};

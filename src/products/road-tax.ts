@@ -1,0 +1,162 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { productRule } from '../domain/errors.ts';
+import { baniToMdl, formatAmount } from '../domain/money.ts';
+import { endDateForMonths, formatDmy } from '../domain/time.ts';
+import type { RegisteredVehicle } from '../providers/types.ts';
+import { Amount, minorOf } from './insurance-pricing.ts';
+import { carModel, finalPrice, requireIdnx, requireVehicle, S } from './shared.ts';
+import type { ProductContext, ProductModule } from './types.ts';
+
+/**
+ * Moldovan road usage tax for an MD-registered vehicle, paid for its registered owner (`idnx`).
+ * Annual: cars and motorcycles by engine size, other vehicle types at a flat rate, in MDL. The
+ * tax covers 12 months from the day it is paid (as at the yearly technical inspection), so
+ * nobody pays a full year's tax for the last weeks of a calendar year.
+ */
+const CatalogueSchema = Type.Object({
+  max_interval: Type.Integer({ minimum: 0 }),
+  period_months: Type.Integer({ minimum: 1, maximum: 24 }),
+  fee_mdl: Amount,
+  engine_tariffs: Type.Record(
+    Type.String(),
+    Type.Array(Type.Object({ max_cc: Type.Integer({ minimum: 0 }), tax: Amount }), { minItems: 1 }),
+  ),
+  type_tariffs: Type.Record(Type.String(), Amount),
+});
+type RoadTaxCatalogue = Static<typeof CatalogueSchema>;
+
+const quoteSchema = Type.Object({ vehicle: S.vehicle(), idnx: S.idnx() });
+const orderSchema = Type.Object({
+  vehicle: S.vehicle(),
+  idnx: S.idnx(),
+  contractor_full_name: S.text(),
+  locality_id: Type.Integer({ minimum: 1, maximum: 9_999_999, description: 'CUATM code of the locality' }),
+  locality_name: S.text(100),
+  region: S.text(100),
+});
+
+/** The annual tax in bani for the vehicle's type and engine. */
+function annualTax(cat: RoadTaxCatalogue, v: RegisteredVehicle): number {
+  const tiers = cat.engine_tariffs[v.category];
+  if (tiers) {
+    const tier = tiers.find((t) => v.engineCc <= t.max_cc);
+    if (tier) return minorOf(tier.tax);
+  }
+  const flat = cat.type_tariffs[v.category];
+  if (!flat) throw productRule(`Road tax is not collected for vehicle category ${v.category}`);
+  return minorOf(flat);
+}
+
+/** The one pricing function of quote and create-order: tax + service fee + partner margin. */
+function roadTaxPrice(ctx: ProductContext, cat: RoadTaxCatalogue, v: RegisteredVehicle) {
+  const tax = annualTax(cat, v);
+  return { tax, price: finalPrice(ctx, tax + minorOf(cat.fee_mdl)) };
+}
+
+async function ownedVehicle(ctx: ProductContext, certificate: string, idnx: string) {
+  const v = await requireVehicle(ctx, certificate);
+  requireIdnx('idnx', idnx);
+  if (v.owner.idnx !== idnx) throw productRule('idnx is not the registered owner of the vehicle');
+  return v;
+}
+
+const period = (ctx: ProductContext, cat: RoadTaxCatalogue) => ({
+  start: ctx.today,
+  end: endDateForMonths(ctx.today, cat.period_months),
+});
+
+export const roadTax: ProductModule<RoadTaxCatalogue> = {
+  product: 'road-tax',
+  idPrefix: 'TFD',
+  asyncIssue: false,
+  catalogue: { file: 'road-tax.json', schema: CatalogueSchema },
+  quoteSchema,
+  orderSchema,
+  offerProperties: { car_model: Type.String(), plate_number: Type.String() },
+  issuedProperties: {
+    plate_number: Type.String(),
+    car_model: Type.String(),
+    vin_code: Type.String(),
+    start_date: Type.String(),
+    end_date: Type.String(),
+    price: Type.Number(),
+    currency: Type.String(),
+  },
+
+  async quote(ctx, cat, raw) {
+    const req = raw as Static<typeof quoteSchema>;
+    const v = await ownedVehicle(ctx, req.vehicle, req.idnx);
+    const p = roadTaxPrice(ctx, cat, v);
+    const { start, end } = period(ctx, cat);
+    return {
+      offers: [
+        {
+          product: 'road-tax',
+          name: `Taxa de drum ${formatDmy(start)} – ${formatDmy(end)}, ${carModel(v)} ${v.plate}`,
+          car_model: carModel(v),
+          plate_number: v.plate,
+          price: baniToMdl(p.price),
+          currency: 'MDL',
+          min_start_date: start,
+          max_interval: cat.max_interval,
+        },
+      ],
+    };
+  },
+
+  async price(ctx, cat, raw) {
+    const item = raw as Static<typeof orderSchema>;
+    const v = await ownedVehicle(ctx, item.vehicle, item.idnx);
+    const p = roadTaxPrice(ctx, cat, v);
+    const { start, end } = period(ctx, cat);
+    return {
+      price: p.price,
+      description: `Taxa de drum, ${carModel(v)} ${v.plate}`,
+      startDate: start,
+      endDate: end,
+      details: { request: item, vehicle: v, tax: p.tax },
+    };
+  },
+
+  async issue(ctx, _cat, row, orderId) {
+    const d = row.details as { request: Static<typeof orderSchema>; vehicle: RegisteredVehicle; tax: number };
+    const { request: r, vehicle: v } = d;
+    const receipt = await ctx.providers.issuer.issue({
+      product: 'road-tax',
+      orderId,
+      idx: row.idx,
+      vehicle: v.certificate,
+      startDate: row.start_date ?? undefined,
+      endDate: row.end_date ?? undefined,
+    });
+    const fields = {
+      product: 'road-tax',
+      plate_number: v.plate,
+      car_model: carModel(v),
+      // Registry without a VIN (or chassis number): the field is left out rather than faked.
+      ...(v.vin ? { vin_code: v.vin } : {}),
+      start_date: row.start_date!,
+      end_date: row.end_date!,
+      price: baniToMdl(row.price),
+      currency: 'MDL',
+    };
+    return {
+      fields,
+      document: {
+        title: 'Confirmare de plată a taxei pentru folosirea drumurilor',
+        fields: [
+          { label: 'Număr tranzacție', value: receipt.transactionId },
+          { label: 'Plătitor', value: r.contractor_full_name },
+          { label: 'IDNP/IDNO', value: r.idnx },
+          { label: 'Localitatea', value: `${r.locality_name} (CUATM ${r.locality_id}), ${r.region}` },
+          { label: 'Număr de înmatriculare', value: v.plate },
+          { label: 'Vehicul', value: `${fields.car_model} (categoria ${v.category}, ${v.engineCc} cm³)` },
+          { label: 'VIN', value: v.vin ?? '—' },
+          { label: 'Perioada', value: `${formatDmy(fields.start_date)} – ${formatDmy(fields.end_date)}` },
+          { label: 'Taxa anuală', value: formatAmount(d.tax, 'MDL') },
+          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+        ],
+      },
+    };
+  },
+};
