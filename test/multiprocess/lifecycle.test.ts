@@ -1,0 +1,89 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signatureHeader } from '../../src/signature.ts';
+import { RCA_QUOTE, sleep, spawnExpectingFailure, spawnService, type ServiceProcess } from './process.ts';
+
+/**
+ * Starting and stopping a real process on the embedded database (decisions.md §8): one process per
+ * DATA_DIR, and SIGTERM lets in-flight requests finish before a clean exit.
+ */
+describe('a service process on an embedded DATA_DIR', () => {
+  let dir: string;
+  let proc: ServiceProcess;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'polita-life-'));
+    proc = await spawnService({ DATA_DIR: dir });
+  }, 60_000);
+
+  afterAll(async () => {
+    await proc?.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a second process on the same DATA_DIR with a clear error', async () => {
+    const second = await spawnExpectingFailure({ DATA_DIR: dir });
+    expect(second.code).not.toBe(0);
+    expect(second.output).toContain(
+      `DATA_DIR ${dir} is in use by another Polita process (pid ${proc.child.pid})`,
+    );
+    // The refused process touched nothing: the first one still serves.
+    expect((await proc.call('get-offers', RCA_QUOTE)).status).toBe(200);
+  }, 60_000);
+
+  it('on SIGTERM finishes the requests in flight, then exits 0 and releases the DATA_DIR', async () => {
+    // Requests whose headers the server already read but whose body is still arriving: they are
+    // in flight for certain when the signal lands, with no timing guesswork.
+    const payload = JSON.stringify(RCA_QUOTE);
+    const inFlight = Array.from({ length: 10 }, () => partialRequest(proc, '/v1/get-offers', payload));
+    await Promise.all(inFlight.map((r) => r.headersSent));
+    await sleep(300);
+
+    proc.child.kill('SIGTERM');
+    await sleep(300);
+    expect(proc.child.exitCode, 'the process waits for its requests').toBeNull();
+
+    for (const r of inFlight) r.finish();
+    const replies = await Promise.all(inFlight.map((r) => r.reply));
+    for (const r of replies) {
+      expect(r.status).toBe(200);
+      expect((JSON.parse(r.body) as { offers: unknown[] }).offers.length).toBeGreaterThan(0);
+    }
+
+    const { code, signal } = await proc.exited;
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    expect(existsSync(join(dir, 'polita.lock')), 'lock file removed').toBe(false);
+  }, 60_000);
+});
+
+/** A signed POST whose body is held back after its first byte until finish() is called. */
+function partialRequest(proc: ServiceProcess, path: string, payload: string) {
+  let finish!: () => void;
+  let headersSent!: () => void;
+  const sent = new Promise<void>((r) => (headersSent = r));
+  const reply = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request(
+      `${proc.url}${path}`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          'x-hmac-signature': signatureHeader(proc.demo.id, proc.demo.secret, payload),
+        },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.write(payload.slice(0, 1), () => headersSent());
+    finish = () => req.end(payload.slice(1));
+  });
+  return { reply, headersSent: sent, finish: () => finish() };
+}
