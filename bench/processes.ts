@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The processes the benchmark loads: each in a child of its own, so the load generator (this
+ * process) never shares an event loop with the server it measures.
+ */
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+export interface Running {
+  url: string;
+  pid: number;
+  demo: { id: string; secret: string };
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * The baseline: a bare node:http server that reads the POST body and answers a fixed JSON of the
+ * size of a get-offers reply. What the service reaches against it is the cost of everything else.
+ */
+const BARE_SERVER = `
+const body = JSON.stringify({ offers: Array.from({ length: 4 }, (_, i) => ({
+  product: 'rca', name: 'Asigurare RCA', company: 'company-' + i, duration: 365, price: 1234.56 + i,
+  currency: 'MDL', min_start_date: '2026-11-22', max_interval: 90 })) });
+require('node:http').createServer((req, res) => {
+  req.on('data', () => {});
+  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(body));
+}).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening'));
+`;
+
+export async function startBare(): Promise<Running> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['-e', BARE_SERVER], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await waitForOutput(child, /listening/, 10_000);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    demo: { id: '', secret: '' },
+    stop: () => stop(child),
+  };
+}
+
+/**
+ * The service as `npm start` runs it, on the database `env` names. NODE_ARGS adds node flags
+ * (BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles it; the profile is written on
+ * the graceful stop).
+ */
+export async function startPolita(env: Record<string, string>, nodeArgs: string[] = []): Promise<Running> {
+  const port = await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  delete childEnv.DATABASE_URL;
+  delete childEnv.DATA_DIR;
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '--disable-warning=ExperimentalWarning', '--import', 'tsx', 'src/main.ts'],
+    {
+      cwd: ROOT,
+      env: { ...childEnv, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const banner = await waitForOutput(child, /Demo secret:\s+([0-9a-f]+)/, 60_000);
+  const secret = /Demo secret:\s+([0-9a-f]+)/.exec(banner)![1]!;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    demo: { id: 'demo', secret },
+    stop: () => stop(child),
+  };
+}
+
+/** Resolves with the output so far once it matches; the output keeps draining (unbuffered) afterwards. */
+function waitForOutput(child: ChildProcess, re: RegExp, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let matched = false;
+    const onData = (d: Buffer) => {
+      if (matched) return; // later log lines are dropped, not kept in memory
+      out += d.toString();
+      if (re.test(out)) {
+        matched = true;
+        clearTimeout(timer);
+        resolve(out);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (d: Buffer) => (matched ? process.stderr.write(d) : onData(d)));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`process did not start in ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      if (!matched) {
+        clearTimeout(timer);
+        reject(new Error(`process exited (${code}) during start:\n${out}`));
+      }
+    });
+  });
+}
+
+/** SIGTERM (graceful: a --cpu-prof profile is written), SIGKILL after 20 s. */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}

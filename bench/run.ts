@@ -1,0 +1,150 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { offers, SCENARIOS, type Measured } from './scenarios.ts';
+import { startBare, startPolita, type Running } from './processes.ts';
+
+/**
+ * `npm run bench`: the bare node:http baseline, then every scenario of bench/scenarios.ts against
+ * the service on the embedded database and (when 127.0.0.1:5432 answers) on a fresh PostgreSQL
+ * database. Prints a table and keeps the last run in bench/RESULTS.md.
+ *
+ * BENCH_SECONDS (default 10) per scenario; BENCH_ENGINES=pglite,postgres to pick engines;
+ * BENCH_PG (default postgres://postgres@127.0.0.1:5432/postgres) the server to make databases on;
+ * BENCH_NODE_ARGS extra node flags for the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ */
+const SECONDS = Number(process.env.BENCH_SECONDS || 10);
+const CONNECTIONS = 50;
+const PG_SERVER = process.env.BENCH_PG || 'postgres://postgres@127.0.0.1:5432/postgres';
+const ENGINES = (process.env.BENCH_ENGINES || 'pglite,postgres').split(',');
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean);
+
+interface Row extends Measured {
+  scenario: string;
+  engine: string;
+}
+
+interface Engine {
+  name: string;
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+async function engines(): Promise<Engine[]> {
+  const list: Engine[] = [];
+  if (ENGINES.includes('pglite')) {
+    const dir = mkdtempSync(join(tmpdir(), 'polita-bench-'));
+    list.push({
+      name: 'pglite',
+      env: { DATA_DIR: dir },
+      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    });
+  }
+  if (ENGINES.includes('postgres')) {
+    const name = `polita_bench_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: PG_SERVER, connectionTimeoutMillis: 2000 });
+    try {
+      await admin.connect();
+      await admin.query(`create database ${name}`);
+      const url = new URL(PG_SERVER);
+      url.pathname = `/${name}`;
+      list.push({
+        name: 'postgres',
+        env: { DATABASE_URL: url.toString() },
+        async cleanup() {
+          const c = new pg.Client({ connectionString: PG_SERVER });
+          await c.connect();
+          await c.query(`drop database if exists ${name} with (force)`);
+          await c.end();
+        },
+      });
+    } catch (err) {
+      console.log(`PostgreSQL at ${PG_SERVER} not available (${(err as Error).message}): skipped`);
+    } finally {
+      await admin.end().catch(() => {});
+    }
+  }
+  return list;
+}
+
+async function main(): Promise<void> {
+  console.log(`Polita benchmark: ${CONNECTIONS} connections, ${SECONDS} s a scenario\n`);
+  const rows: Row[] = [];
+
+  const bare = await startBare();
+  try {
+    // The bare server answers anything: its fixed offers reply is the ceiling for every scenario.
+    const m = await offers('bare node:http', {}).run(bare, SECONDS, CONNECTIONS);
+    rows.push({ scenario: 'bare node:http (fixed JSON)', engine: '-', ...m });
+    console.log(line(rows.at(-1)!, m.reqPerSec));
+  } finally {
+    await bare.stop();
+  }
+  const bareRps = rows[0]!.reqPerSec;
+
+  for (const engine of await engines()) {
+    let service: Running | undefined;
+    try {
+      service = await startPolita(engine.env, NODE_ARGS);
+      for (const scenario of SCENARIOS) {
+        const m = await scenario.run(service, SECONDS, CONNECTIONS);
+        rows.push({ scenario: scenario.name, engine: engine.name, ...m });
+        console.log(line(rows.at(-1)!, bareRps));
+      }
+    } finally {
+      await service?.stop();
+      await engine.cleanup();
+    }
+  }
+
+  const table = render(rows, bareRps);
+  console.log(`\n${table}`);
+  const machine = `${cpus().length} CPUs (nproc ${nproc()}), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}`;
+  writeFileSync(
+    new URL('./RESULTS.md', import.meta.url),
+    `# Benchmark results (last run)\n\n` +
+      `- Date: ${new Date().toISOString()}\n- Machine: ${machine}\n` +
+      `- Command: \`BENCH_SECONDS=${SECONDS} npm run bench\` (${CONNECTIONS} connections; load generator and ` +
+      `each server in separate processes)\n` +
+      `- Targets: get-offers ≥ 40 % of bare req/s with p99 < 15 ms; create+confirm ≥ 800 pairs/s on PostgreSQL\n\n` +
+      `${table}\n\n` +
+      `"% of bare" compares HTTP requests per second of any status with the bare node:http server; ` +
+      `a pair is two requests. p99 of a pair runs from sending create-order to the second reply.\n`,
+  );
+  console.log('\nSaved to bench/RESULTS.md');
+}
+
+function nproc(): string {
+  try {
+    return execFileSync('nproc').toString().trim();
+  } catch {
+    return '?';
+  }
+}
+
+function line(r: Row, bareRps: number): string {
+  return `${r.scenario} on ${r.engine}: ${r.rate.toFixed(0)} ${r.unit}, p99 ${r.p99Ms.toFixed(1)} ms, ${pct(r, bareRps)} of bare, ${r.errors} errors`;
+}
+
+const pct = (r: Row, bareRps: number) => `${((100 * r.reqPerSec) / bareRps).toFixed(0)} %`;
+
+function render(rows: Row[], bareRps: number): string {
+  const head = ['scenario', 'engine', 'rate', 'p99 ms', '% of bare req/s', 'errors'];
+  const body = rows.map((r) => [
+    r.scenario,
+    r.engine,
+    `${r.rate.toFixed(0)} ${r.unit}`,
+    r.p99Ms.toFixed(1),
+    pct(r, bareRps),
+    String(r.errors),
+  ]);
+  return [head, head.map(() => '---'), ...body].map((c) => `| ${c.join(' | ')} |`).join('\n');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,181 @@
+import autocannon from 'autocannon';
+import { signatureHeader } from '../src/signature.ts';
+import type { Running } from './processes.ts';
+
+export interface Measured {
+  /** Requests per second that answered 2xx (the pair scenarios: pairs per second). */
+  rate: number;
+  unit: 'req/s' | 'pairs/s';
+  /** HTTP requests per second of any status: what is compared with the bare server. */
+  reqPerSec: number;
+  p99Ms: number;
+  errors: number;
+}
+
+export interface Scenario {
+  name: string;
+  run(target: Running, seconds: number, connections: number): Promise<Measured>;
+}
+
+type Body = Record<string, unknown>;
+
+const RCA_ITEM = {
+  product: 'rca',
+  vehicle: '100000001',
+  duration: 365,
+  insurance_company: 'moldasig',
+  idnx: '2003000000016',
+};
+
+/**
+ * The scenario table. Another product's quote is one line: `offers('get-offers green-card', {...})`;
+ * another way to pay is one line: `pairs('create+pay-from-balance rca', [RCA_ITEM], (o) =>
+ * ['pay-order-from-balance', { id: o.id }])` (mind the demo wallet's 10 500 MDL).
+ */
+export const SCENARIOS: Scenario[] = [
+  offers('get-offers rca', { product: 'rca', vehicle: '100000001', duration: 365, idnx: '2003000000016' }),
+  pairs('create+confirm rca', [RCA_ITEM], (o) => [
+    'confirm-order',
+    {
+      id: o.id,
+      payment: {
+        receipt_id: `R${o.id}`,
+        transaction_id: `T${o.id}`,
+        paid_at: Date.now(),
+        amount: o.price,
+      },
+    },
+  ]),
+];
+
+/** One signed request, the same bytes every time: autocannon at full speed. */
+export function offers(name: string, body: Body): Scenario {
+  return {
+    name,
+    async run(target, seconds, connections) {
+      const payload = JSON.stringify(body);
+      const r = await autocannon({
+        url: `${target.url}/v1/get-offers`,
+        method: 'POST',
+        connections,
+        duration: seconds,
+        headers: {
+          'content-type': 'application/json',
+          'x-hmac-signature': signatureHeader(target.demo.id, target.demo.secret, payload),
+        },
+        body: payload,
+      });
+      return {
+        rate: r['2xx'] / r.duration,
+        unit: 'req/s',
+        reqPerSec: r.requests.average,
+        p99Ms: r.latency.p99,
+        errors: r.errors + r.timeouts + r.non2xx,
+      };
+    },
+  };
+}
+
+/**
+ * create-order, then a second call about the draft it answered, on each connection in turn. The
+ * create bodies come from a pre-signed pool; the second body is signed per request, with the id
+ * from the create reply. Pair latency is measured from sending the create to the second reply.
+ */
+export function pairs(
+  name: string,
+  items: Body[],
+  second: (order: { id: string; price: number }) => [endpoint: string, body: Body],
+): Scenario {
+  return {
+    name,
+    async run(target, seconds, connections) {
+      const sign = (payload: string) => signatureHeader(target.demo.id, target.demo.secret, payload);
+      const startDate = await minStartDate(target, items[0]!);
+      const pool = Array.from({ length: 1000 }, (_, i) => {
+        const payload = JSON.stringify({
+          customer: { phone: `+3736${String(1_000_000 + i).slice(1)}`, name: `Bench ${i}` },
+          products: items.map((it) => ({ ...it, start_date: startDate })),
+        });
+        return { payload, signature: sign(payload) };
+      });
+      let next = 0;
+      const latencies: number[] = [];
+      let done = 0;
+      let failed = 0;
+      interface Ctx {
+        t0?: number;
+        order?: { id: string; price: number };
+      }
+      const headers = { 'content-type': 'application/json' };
+      const r = await autocannon({
+        url: target.url,
+        connections,
+        duration: seconds,
+        requests: [
+          {
+            method: 'POST',
+            path: '/v1/create-order',
+            headers,
+            setupRequest(req, context: Ctx) {
+              const b = pool[next++ % pool.length]!;
+              context.t0 = performance.now();
+              return { ...req, body: b.payload, headers: { ...headers, 'x-hmac-signature': b.signature } };
+            },
+            onResponse(status, body, context: Ctx) {
+              context.order =
+                status === 200 ? (JSON.parse(body) as { id: string; price: number }) : undefined;
+              if (status !== 200) failed++;
+            },
+          },
+          {
+            method: 'POST',
+            path: '/v1/confirm-order',
+            headers,
+            setupRequest(req, context: Ctx) {
+              if (!context.order) return undefined as never; // back to a create
+              const [endpoint, body] = second(context.order);
+              const payload = JSON.stringify(body);
+              return {
+                ...req,
+                path: `/v1/${endpoint}`,
+                body: payload,
+                headers: { ...headers, 'x-hmac-signature': sign(payload) },
+              };
+            },
+            onResponse(status, _body, context: Ctx) {
+              if (status === 200) {
+                done++;
+                latencies.push(performance.now() - context.t0!);
+              } else failed++;
+            },
+          },
+        ],
+      });
+      latencies.sort((a, b) => a - b);
+      return {
+        rate: done / r.duration,
+        unit: 'pairs/s',
+        reqPerSec: r.requests.average,
+        p99Ms: latencies.length ? latencies[Math.floor(latencies.length * 0.99)]! : Number.NaN,
+        errors: r.errors + r.timeouts + failed,
+      };
+    },
+  };
+}
+
+async function minStartDate(target: Running, item: Body): Promise<string> {
+  const { product, vehicle, duration, idnx } = item;
+  const payload = JSON.stringify({ product, vehicle, duration, idnx });
+  const res = await fetch(`${target.url}/v1/get-offers`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-hmac-signature': signatureHeader(target.demo.id, target.demo.secret, payload),
+    },
+    body: payload,
+  });
+  const body = (await res.json()) as { offers?: { min_start_date: string }[] };
+  if (!res.ok || !body.offers?.[0])
+    throw new Error(`get-offers answered ${res.status}: ${JSON.stringify(body)}`);
+  return body.offers[0].min_start_date;
+}
