@@ -21,10 +21,20 @@ interface WallClock {
   time: string;
 }
 
+// formatToParts costs ~2.5 µs, a tenth of a get-offers request; requests within one second ask
+// for the same wall clock, so the last few answers are kept (by whole second, its precision).
+const wallClockMemo = new Map<number, WallClock>();
+
 function wallClock(ms: number): WallClock {
+  const second = Math.floor(ms / 1000);
+  const hit = wallClockMemo.get(second);
+  if (hit) return hit;
   const p: Record<string, string> = {};
   for (const part of partsFormat.formatToParts(new Date(ms))) p[part.type] = part.value;
-  return { date: `${p.year}-${p.month}-${p.day}`, time: `${p.hour}:${p.minute}:${p.second}` };
+  const w = { date: `${p.year}-${p.month}-${p.day}`, time: `${p.hour}:${p.minute}:${p.second}` };
+  if (wallClockMemo.size >= 64) wallClockMemo.clear();
+  wallClockMemo.set(second, w);
+  return w;
 }
 
 /** Offset of the zone from UTC at an instant, in minutes (120 in winter, 180 in summer). */
@@ -69,8 +79,15 @@ export function isValidDate(date: string): boolean {
   return !Number.isNaN(ms) && new Date(ms).toISOString().startsWith(date);
 }
 
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+
 export function addDays(date: string, days: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+  const y = Number(date.slice(0, 4));
+  // Date.UTC reads years 0–99 as 1900–1999: those (never sold) take the slower exact path.
+  if (y < 100) return new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+  // Three times cheaper than Date.parse + toISOString, which showed in the get-offers profile.
+  const d = new Date(Date.UTC(y, Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) + days * DAY_MS);
+  return `${String(d.getUTCFullYear()).padStart(4, '0')}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}`;
 }
 
 export function addMonths(date: string, months: number): string {
