@@ -29,12 +29,21 @@ export function baniToMdl(bani: Minor): number {
   return bani / 100;
 }
 
+const decimalMemo = new Map<string, number>();
+
 /** Parse a decimal text with up to `scale` decimals into an integer scaled by 10^scale. */
 export function parseDecimal(text: string, scale: number): number {
+  // Catalogue tariffs and coefficients are parsed on every quote: few texts, so values are kept.
+  const key = `${scale}|${text}`;
+  const hit = decimalMemo.get(key);
+  if (hit !== undefined) return hit;
   const m = /^(\d+)(?:\.(\d+))?$/.exec(text.trim());
   if (!m || (m[2] && m[2].length > scale))
     throw new RangeError(`not a decimal with ≤ ${scale} places: ${text}`);
-  return Number(m[1]) * 10 ** scale + Number((m[2] ?? '').padEnd(scale, '0') || '0');
+  const value = Number(m[1]) * 10 ** scale + Number((m[2] ?? '').padEnd(scale, '0') || '0');
+  if (decimalMemo.size >= 4096) decimalMemo.clear();
+  decimalMemo.set(key, value);
+  return value;
 }
 
 /** A rate text such as "19.3033" as an integer scaled by 10^4. */
