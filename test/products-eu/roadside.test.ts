@@ -28,7 +28,11 @@ afterAll(async () => {
 });
 
 const quote = (vehicle: string) =>
-  h.call<{ offers: Offer[] }>('get-offers', { product: 'roadside-assistance-eu', vehicle }, partner);
+  h.call<{ offers: Offer[]; error?: string; message?: string }>(
+    'get-offers',
+    { product: 'roadside-assistance-eu', vehicle },
+    partner,
+  );
 const order = (over: Record<string, unknown> = {}) => ({
   customer: { phone: '+37369000111' },
   products: [

@@ -27,7 +27,11 @@ afterAll(async () => {
 });
 
 const quote = (body: Record<string, unknown>) =>
-  h.call<{ offers: Offer[] }>('get-offers', { product: 'vignette:eu', ...body }, partner);
+  h.call<{ offers: Offer[]; error?: string; message?: string }>(
+    'get-offers',
+    { product: 'vignette:eu', ...body },
+    partner,
+  );
 
 const golf = {
   registration_country: 'AT',
