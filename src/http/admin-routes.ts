@@ -128,12 +128,21 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
         querystring: Type.Object({
           partner_id: Type.Optional(Type.String()),
           status: Type.Optional(Type.String()),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+          // Query strings are text and the service validates without type coercion: a pattern, then a number.
+          limit: Type.Optional(
+            Type.String({ pattern: '^(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$', description: '1 to 500' }),
+          ),
           cursor: Type.Optional(Type.String()),
         }),
       },
     },
-    async (req) => listOrdersForOperator(svc, req.query as Parameters<typeof listOrdersForOperator>[1]),
+    async (req) => {
+      const q = req.query as { partner_id?: string; status?: string; limit?: string; cursor?: string };
+      return listOrdersForOperator(svc, {
+        ...q,
+        ...(q.limit ? { limit: Number(q.limit) } : {}),
+      } as Parameters<typeof listOrdersForOperator>[1]);
+    },
   );
 
   app.get('/admin/orders/:id', { schema: { tags, params: Id } }, async (req) =>
