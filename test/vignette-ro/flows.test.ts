@@ -230,6 +230,35 @@ describe('a draft created before the switch', () => {
   });
 });
 
+describe('a draft created before the switch, paid from the wallet after it', () => {
+  it('is refused with 400 and the bare reason; the order and the wallet stay as they were', async () => {
+    await at('2026-09-30T23:50:00+03:00');
+    const offer = pick(await quote({ vehicle: '100000005' }), 'B', 1);
+    const created = await h.call('create-order', {
+      customer: { phone: '+37369000002' },
+      products: [
+        {
+          product: 'vignette:ro',
+          vehicle: '100000005',
+          start_date: offer.min_start_date,
+          duration: 1,
+          category: 'B',
+        },
+      ],
+    });
+    const id = created.body.id as string;
+    const balance = (await h.call('get-balance', {})).body.wallets;
+    await at('2026-10-01T00:05:00+03:00');
+    const res = await h.call('pay-order-from-balance', { id });
+    const reason =
+      'The RO vignette price on this order is no longer valid (the vignette tariff system changed); create a new order';
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe(reason);
+    expect((await h.call('get-balance', {})).body.wallets).toEqual(balance);
+    expect((await findOrder(h.service.svc.db, id))!.status).toBe('draft');
+  });
+});
+
 describe('after the switch (new tariff system)', () => {
   beforeAll(() => at('2026-10-05T10:00:00+03:00'));
 

@@ -360,6 +360,15 @@ describe('from 1 October 2026: categories A–D, price per class, VIN required',
   });
 });
 
+describe('the published contract', () => {
+  it('describes the vignette:ro request fields in the OpenAPI document', async () => {
+    const res = await h.service.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    for (const s of ['vignette:ro', 'emission_proof_declared', 'max_authorized_mass', 'external_category'])
+      expect(res.body).toContain(s);
+  });
+});
+
 describe('selling more classes later is configuration (declared_classes_sold)', () => {
   const car: RoVehicle = { md: true, euCategory: 'M1', year: 2001, electric: false };
   const restricted = { restricted: true, newTariff: true };
