@@ -36,6 +36,11 @@ export async function startBoss(database: Database, log: Logger): Promise<PgBoss
     await boss.createQueue(name, opts);
     // createQueue leaves an existing queue as it was: changed options reach old databases here.
     await boss.updateQueue(name, opts);
+    // createQueue/updateQueue evict pg-boss's queue cache, and a send that misses it looks the
+    // queue up on pg-boss's own connection. On PGlite that connection waits behind the mutex the
+    // enqueueing transaction holds: the first enqueue before any worker ran deadlocked. A lookup
+    // of no job here fills the cache outside any transaction.
+    await boss.deleteJob(name, '00000000-0000-0000-0000-000000000000');
   }
   return boss;
 }
