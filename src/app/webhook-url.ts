@@ -37,7 +37,14 @@ export async function assertPublicDestination(url: string, sandbox: boolean): Pr
 }
 
 export function isPrivateAddress(ip: string): boolean {
-  if (ip.startsWith('::ffff:')) return isPrivateAddress(ip.slice(7));
+  // IPv4-mapped IPv6: WHATWG URL writes [::ffff:127.0.0.1] as [::ffff:7f00:1], so the hex form
+  // must be read back as the IPv4 address it carries.
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
+  if (mapped) {
+    const [hi, lo] = [Number.parseInt(mapped[1]!, 16), Number.parseInt(mapped[2]!, 16)];
+    return isPrivateAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+  }
+  if (ip.toLowerCase().startsWith('::ffff:')) return isPrivateAddress(ip.slice(7));
   if (isIP(ip) === 4) {
     const [a, b] = ip.split('.').map(Number) as [number, number];
     return (
