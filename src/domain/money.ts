@@ -21,7 +21,8 @@ export function divRoundHalfUp(numerator: number, denominator: number): number {
 export function mdlToBani(amount: number): Minor | null {
   if (!Number.isFinite(amount)) return null;
   const scaled = Math.round(amount * 100);
-  if (Math.abs(amount * 100 - scaled) > 1e-6) return null;
+  // Beyond 2^53 bani integers stop being exact: such an amount is refused, not rounded.
+  if (!Number.isSafeInteger(scaled) || Math.abs(amount * 100 - scaled) > 1e-6) return null;
   return scaled;
 }
 
