@@ -6,7 +6,7 @@ import { loadCatalogue } from './app/catalogue.ts';
 import { Clock } from './app/clock.ts';
 import { PartnerDirectory } from './app/partner-directory.ts';
 import { ensureAdminToken, ensureDemoPartner } from './app/seed-sandbox.ts';
-import type { Services } from './app/services.ts';
+import type { JobQueue, Services } from './app/services.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { buildServer } from './http/server.ts';
@@ -28,6 +28,37 @@ export interface Service {
 }
 
 /**
+ * Everything a use case may touch, on an open database. The service and the operator command
+ * line (src/cli/admin.ts) both wire their use cases here, so they behave alike.
+ */
+export function createServices(
+  config: Config,
+  database: Database,
+  opts: { log: Logger; jobs: JobQueue; fetch?: typeof fetch },
+): Services {
+  return {
+    db: database.db,
+    clock: new Clock(database.db, config.sandbox),
+    partners: new PartnerDirectory(database.db),
+    catalogue: loadCatalogue(),
+    providers: {
+      vehicles: new SandboxVehicleRegistry(),
+      issuer: new SandboxIssuer(),
+      roVignettes: new SandboxRoVignetteRegistry(database.db),
+    },
+    jobs: opts.jobs,
+    log: opts.log,
+    config: {
+      publicBaseUrl: config.publicBaseUrl,
+      sandbox: config.sandbox,
+      sandboxAsyncIssueMs: config.sandboxAsyncIssueMs,
+    },
+    randomBytes: (n) => randomBytes(n),
+    fetch: opts.fetch ?? globalThis.fetch,
+  };
+}
+
+/**
  * The composition root: config → database (migrations) → job queue → services → server.
  * Everything is wired by hand here; main.ts, the tests and the benchmark all start the service this way.
  */
@@ -39,28 +70,12 @@ export async function startService(
   const database =
     opts.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   try {
-    const catalogue = loadCatalogue();
     const boss = await startBoss(database, log);
-    const svc: Services = {
-      db: database.db,
-      clock: new Clock(database.db, config.sandbox),
-      partners: new PartnerDirectory(database.db),
-      catalogue,
-      providers: {
-        vehicles: new SandboxVehicleRegistry(),
-        issuer: new SandboxIssuer(),
-        roVignettes: new SandboxRoVignetteRegistry(database.db),
-      },
-      jobs: jobQueue(boss),
+    const svc = createServices(config, database, {
       log,
-      config: {
-        publicBaseUrl: config.publicBaseUrl,
-        sandbox: config.sandbox,
-        sandboxAsyncIssueMs: config.sandboxAsyncIssueMs,
-      },
-      randomBytes: (n) => randomBytes(n),
-      fetch: opts.fetch ?? globalThis.fetch,
-    };
+      jobs: jobQueue(boss),
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    });
     const adminToken = await ensureAdminToken(svc, config.adminToken);
     const demo = config.sandbox ? await ensureDemoPartner(svc) : null;
     const app = await buildServer(svc, {
