@@ -97,8 +97,10 @@ export async function issueOrder(
     return 'failed';
   }
 
+  // Read before the transaction: on PGlite a clock read that misses its cache queries outside the
+  // transaction and waits for the one connection the transaction holds.
+  const at = new Date(await svc.clock.now());
   await svc.db.transaction().execute(async (trx) => {
-    const at = new Date(await svc.clock.now());
     const done = await transition(trx, orderId, order.status, 'completed', {
       actor: 'system',
       reason: 'all products issued',

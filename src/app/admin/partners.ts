@@ -72,18 +72,22 @@ export async function changePartner(
 /** A new secret; the old one keeps working until retireOldSecrets, so partners can roll over without downtime. */
 export async function rotateSecret(svc: Services, id: string) {
   const secret = hex(svc, 32);
+  // The clock is read before the transaction: inside it, a clock read that misses its cache
+  // waits on PGlite for the connection the transaction holds (a deadlock).
+  const at = new Date(await svc.clock.now());
   await svc.db.transaction().execute(async (trx) => {
     if (!(await findPartner(trx, id))) throw notFound('Partner not found');
-    await addSecret(trx, id, secret, new Date(await svc.clock.now()));
+    await addSecret(trx, id, secret, at);
   });
   svc.partners.invalidate(id);
   return { secret };
 }
 
 export async function retireOldSecrets(svc: Services, id: string) {
+  const at = new Date(await svc.clock.now()); // before the transaction, as in rotateSecret
   const retired = await svc.db.transaction().execute(async (trx) => {
     if (!(await findPartner(trx, id))) throw notFound('Partner not found');
-    return retireOldSecretsRepo(trx, id, new Date(await svc.clock.now()));
+    return retireOldSecretsRepo(trx, id, at);
   });
   svc.partners.invalidate(id);
   return { retired };
