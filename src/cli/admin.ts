@@ -1,0 +1,207 @@
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { creditWallet } from '../app/admin/credit-wallet.ts';
+import { listOrdersForOperator, orderDetail, resendWebhook } from '../app/admin/orders.ts';
+import {
+  changePartner,
+  createPartner,
+  getPartner,
+  retireOldSecrets,
+  rotateSecret,
+} from '../app/admin/partners.ts';
+import type { Services } from '../app/services.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { openDatabase, type Database } from '../db/database.ts';
+import { DataDirLockedError } from '../db/lock-file.ts';
+import type { SubWallet } from '../db/schema.ts';
+import { DomainError } from '../domain/errors.ts';
+import { mdlToBani } from '../domain/money.ts';
+import { isoLocal } from '../domain/time.ts';
+import { jobQueue, startBoss } from '../jobs/queue.ts';
+import { createServices } from '../service.ts';
+
+/**
+ * `npm run admin -- <command> [args]`: the operator use cases of /admin from a shell, on the
+ * database the service uses (same environment: DATABASE_URL, DATA_DIR, SANDBOX). Prints JSON.
+ * Exit codes: 0 done, 1 refused (the reason is printed), 2 could not run.
+ */
+const USAGE = `usage: npm run admin -- <command>
+
+  partners create --name <name> [--webhook-url <url>] [--no-wallet] [--margin-bp <n>]
+  partners show <partner id>
+  partners update <partner id> [--name <name>] [--webhook-url <url>|none] [--disabled true|false] [--margin-bp <n>]
+  partners rotate-secret <partner id>
+  partners retire-old-secrets <partner id>
+  credit <partner id> <online|promo|insurance> <amount MDL> <reference>
+  orders list [--partner <id>] [--status <status>] [--limit <n>] [--cursor <cursor>]
+  orders show <order id>
+  resend-webhook <order id>
+  clock show | clock set <ISO-8601 with offset> | clock reset   (sandbox only)`;
+
+class UsageError extends Error {}
+
+const { values: opt, positionals: args } = parseArgs({
+  args: process.argv.slice(2),
+  allowPositionals: true,
+  strict: true,
+  options: {
+    name: { type: 'string' },
+    'webhook-url': { type: 'string' },
+    'no-wallet': { type: 'boolean' },
+    'margin-bp': { type: 'string' },
+    disabled: { type: 'string' },
+    partner: { type: 'string' },
+    status: { type: 'string' },
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+
+function need(value: string | undefined, what: string): string {
+  if (!value) throw new UsageError(`missing ${what}`);
+  return value;
+}
+
+function integer(value: string | undefined, what: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`${what} must be a whole number, got "${value}"`);
+  return Number(value);
+}
+
+function bool(value: string | undefined, what: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw new UsageError(`${what} must be true or false, got "${value}"`);
+}
+
+async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unknown> {
+  const webhook = opt['webhook-url'] === 'none' ? null : opt['webhook-url'];
+  switch (`${group} ${group === 'credit' || group === 'resend-webhook' ? '' : verb}`.trim()) {
+    case 'partners create':
+      return createPartner(svc, {
+        name: need(opt.name, '--name'),
+        ...(webhook !== undefined ? { webhook_url: webhook } : {}),
+        wallet: !opt['no-wallet'],
+        ...(opt['margin-bp'] !== undefined ? { margin_bp: integer(opt['margin-bp'], '--margin-bp')! } : {}),
+      });
+    case 'partners show':
+      return getPartner(svc, need(rest[0], 'partner id'));
+    case 'partners update': {
+      const patch = {
+        ...(opt.name !== undefined ? { name: opt.name } : {}),
+        ...(webhook !== undefined ? { webhook_url: webhook } : {}),
+        ...(opt.disabled !== undefined ? { disabled: bool(opt.disabled, '--disabled')! } : {}),
+        ...(opt['margin-bp'] !== undefined ? { margin_bp: integer(opt['margin-bp'], '--margin-bp')! } : {}),
+      };
+      if (Object.keys(patch).length === 0) throw new UsageError('nothing to update');
+      return changePartner(svc, need(rest[0], 'partner id'), patch);
+    }
+    case 'partners rotate-secret':
+      return rotateSecret(svc, need(rest[0], 'partner id'));
+    case 'partners retire-old-secrets':
+      return retireOldSecrets(svc, need(rest[0], 'partner id'));
+    case 'credit': {
+      const [partnerId, wallet, amount, reference] = [verb, ...rest];
+      if (!['online', 'promo', 'insurance'].includes(wallet ?? ''))
+        throw new UsageError('wallet must be online, promo or insurance');
+      const amountBani = mdlToBani(Number(need(amount, 'amount')));
+      if (amountBani === null || amountBani <= 0)
+        throw new UsageError('amount must be greater than 0 MDL with at most 2 decimals');
+      const id = need(partnerId, 'partner id');
+      await getPartner(svc, id); // an unknown partner is "Partner not found", as over HTTP
+      return creditWallet(svc, {
+        partnerId: id,
+        wallet: wallet as SubWallet,
+        amountBani,
+        reference: need(reference, 'reference'),
+        actor: 'operator:cli',
+      });
+    }
+    case 'orders list':
+      return listOrdersForOperator(svc, {
+        ...(opt.partner ? { partner_id: opt.partner } : {}),
+        ...(opt.status ? { status: opt.status } : {}),
+        ...(opt.limit ? { limit: integer(opt.limit, '--limit')! } : {}),
+        ...(opt.cursor ? { cursor: opt.cursor } : {}),
+      });
+    case 'orders show':
+      return orderDetail(svc, need(rest[0], 'order id'));
+    case 'resend-webhook':
+      return resendWebhook(svc, need(verb, 'order id'));
+    case 'clock show':
+    case 'clock set':
+    case 'clock reset': {
+      if (!svc.config.sandbox) throw new UsageError('the sandbox clock exists only with SANDBOX=true');
+      if (verb === 'set') {
+        const text = need(rest[0], 'the instant (ISO-8601 with offset)');
+        const ms = Date.parse(text);
+        if (Number.isNaN(ms) || !/[zZ]|[+-]\d{2}:?\d{2}$/.test(text))
+          throw new UsageError('the instant must be ISO-8601 with an offset, e.g. 2026-09-30T12:00:00+03:00');
+        await svc.clock.set(ms);
+      }
+      if (verb === 'reset') await svc.clock.reset();
+      return { now: isoLocal(await svc.clock.now()) };
+    }
+    default:
+      throw new UsageError(
+        group ? `unknown command "${[group, verb].filter(Boolean).join(' ')}"` : 'no command',
+      );
+  }
+}
+
+async function main(): Promise<number> {
+  if (opt.help || args.length === 0) {
+    console.log(USAGE);
+    return args.length === 0 && !opt.help ? 2 : 0;
+  }
+  const config = loadConfig();
+  // Logs go to stderr: stdout carries only the JSON answer.
+  const log = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2));
+  let database: Database;
+  try {
+    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  } catch (err) {
+    if (err instanceof DataDirLockedError) {
+      console.error(
+        `admin: ${err.message}\nThe service is running on this embedded database: ` +
+          'use its operator HTTP API (/admin with the admin token) while it runs, or stop it first.',
+      );
+      return 2;
+    }
+    throw err;
+  }
+  // The job queue is wired as in the service, so a use case that enqueues work behaves the same;
+  // no workers run here: the service picks the jobs up.
+  const boss = await startBoss(database, log);
+  try {
+    const svc = createServices(config, database, { log, jobs: jobQueue(boss) });
+    console.log(JSON.stringify(await run(svc, args), null, 2));
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`admin: ${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (err instanceof DomainError) {
+      console.error(JSON.stringify({ error: err.reason }));
+      return 1;
+    }
+    throw err;
+  } finally {
+    await boss.stop({ graceful: false, close: true, timeout: 1000 });
+    await database.close();
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(
+      `admin: ${err instanceof ConfigError ? 'configuration error: ' : ''}${(err as Error).message}`,
+    );
+    process.exitCode = 2;
+  },
+);
