@@ -113,6 +113,15 @@ const quoteResponse = Type.Object(
   { $id: 'MedicalOffers' },
 );
 
+const ACTIVITY_LABELS: Record<(typeof ACTIVITIES)[number], string> = {
+  TRVL: 'Turism',
+  WORK: 'Muncă',
+  BIZZ: 'Afaceri',
+  STUDY: 'Studii',
+  SKI: 'Schi',
+  ADV: 'Turism cu sporturi de agrement',
+};
+
 const contractorName = (c: OrderItem['contractor']) =>
   c.type === 'company' ? (c.fullName ?? c.full_name)! : `${c.first_name} ${c.last_name}`;
 
@@ -245,7 +254,7 @@ export const medical: ProductModule<MedicalCatalogue> = {
           { label: 'Contractant', value: `${contractorName(r.contractor)} (${r.contractor.idnx})` },
           ...persons,
           { label: 'Teritoriu', value: `${fields.region} (${r.covered_territories.join(', ')})` },
-          { label: 'Scopul călătoriei', value: r.activity },
+          { label: 'Scopul călătoriei', value: `${ACTIVITY_LABELS[r.activity]} (${r.activity})` },
           {
             label: 'Tip',
             value: r.is_multiple_type

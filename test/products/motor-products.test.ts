@@ -138,6 +138,19 @@ describe('green-card', () => {
       expect(pdfs[0]).toContain(s);
   });
 
+  it('fails the order when the insurer refuses the vehicle (100000010)', async () => {
+    const created = await create(gcItem({ vehicle: '100000010' }));
+    const id = created.body.id as string;
+    const paid = await h.call(
+      'confirm-order',
+      { id, payment: payment(created.body.price as number, { paid_at: PAID_AT }) },
+      partner,
+    );
+    expect(paid.status).toBe(200);
+    const failed = await h.waitForStatus(id, 'failed', { creds: partner });
+    expect(failed.body.products).toBeUndefined();
+  });
+
   it('describes a UA card as Ucraina', async () => {
     const created = await create(gcItem({ region: 'UA', duration: 30 }));
     expect(created.body.description).toBe('Asigurare Carte Verde, 30 zile, Ucraina, HONDA CIVIC CHY999');

@@ -205,6 +205,7 @@ describe('medical', () => {
       '10.12.2026',
       '213.69 MDL',
       '30000 EUR',
+      'Turism (TRVL)',
     ])
       expect(pdfs[0]).toContain(s);
   });
