@@ -84,9 +84,7 @@ export async function createOrder(svc: Services, partner: PartnerRow, input: Cre
       file_token: null,
     }));
     try {
-      await svc.db
-        .transaction()
-        .execute((trx) => insertOrder(trx, { id, ...base }, items, `partner:${partner.id}`));
+      await insertOrder(svc.db, { id, ...base }, items, `partner:${partner.id}`);
     } catch (err) {
       if (attempt < 3 && isUniqueViolation(err)) continue;
       throw err;
