@@ -6,7 +6,7 @@ type Conn = Kysely<DB> | Transaction<DB>;
 
 /**
  * The draft, its items and its first event in one statement: atomic without a transaction, and
- * one database round trip where four statements and a transaction took six (create-order's cost
+ * one database round trip where three inserts in a transaction took five (create-order's cost
  * under load is round trips).
  */
 export async function insertOrder(
