@@ -1,7 +1,6 @@
 import { formatAmount } from '../domain/money.ts';
 import { localDateTime, formatDmy } from '../domain/time.ts';
 import { findOrder, orderItems, setItemIssued, transition } from '../db/repos/orders.ts';
-import { findPartner } from '../db/repos/partners.ts';
 import { renderPolicyPdf } from '../documents/policy-pdf.ts';
 import { ProviderRejection } from '../providers/types.ts';
 import { productModule } from '../products/registry.ts';
@@ -54,7 +53,9 @@ export async function issueOrder(
     return 'processing';
   }
 
-  const partner = await findPartner(svc.db, order.partner_id);
+  // The authentication cache (≤ 1 s old): issuance needs only the name and margin, and reading
+  // the partner afresh cost three queries per order.
+  const partner = await svc.partners.get(order.partner_id);
   if (!partner) throw new Error(`order ${orderId} has no partner ${order.partner_id}`);
   const ctx = productContext(svc, now, partner, order.customer);
   try {
