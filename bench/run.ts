@@ -14,13 +14,15 @@ import { startBare, startPolita, type Running } from './processes.ts';
  *
  * BENCH_SECONDS (default 10) per scenario; BENCH_ENGINES=pglite,postgres to pick engines;
  * BENCH_PG (default postgres://postgres@127.0.0.1:5432/postgres) the server to make databases on;
- * BENCH_NODE_ARGS extra node flags for the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * BENCH_NODE_ARGS extra node flags for the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof");
+ * BENCH_ONLY=<text> runs only the scenarios whose name contains it.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS || 10);
 const CONNECTIONS = 50;
 const PG_SERVER = process.env.BENCH_PG || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ENGINES = (process.env.BENCH_ENGINES || 'pglite,postgres').split(',');
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean);
+const ONLY = process.env.BENCH_ONLY || '';
 
 interface Row extends Measured {
   scenario: string;
@@ -89,7 +91,7 @@ async function main(): Promise<void> {
     let service: Running | undefined;
     try {
       service = await startPolita(engine.env, NODE_ARGS);
-      for (const scenario of SCENARIOS) {
+      for (const scenario of SCENARIOS.filter((s) => s.name.includes(ONLY))) {
         const m = await scenario.run(service, SECONDS, CONNECTIONS);
         rows.push({ scenario: scenario.name, engine: engine.name, ...m });
         console.log(line(rows.at(-1)!, bareRps));
