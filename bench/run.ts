@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { offers, SCENARIOS, type Measured } from './scenarios.ts';
@@ -73,7 +73,11 @@ async function engines(): Promise<Engine[]> {
 }
 
 async function main(): Promise<void> {
-  console.log(`Polita benchmark: ${CONNECTIONS} connections, ${SECONDS} s a scenario\n`);
+  // Other work on the machine moves every figure: the load average is recorded with the results.
+  const loadAtStart = loadavg()[0]!.toFixed(2);
+  console.log(
+    `Polita benchmark: ${CONNECTIONS} connections, ${SECONDS} s a scenario (load ${loadAtStart})\n`,
+  );
   const rows: Row[] = [];
 
   const bare = await startBare();
@@ -109,6 +113,7 @@ async function main(): Promise<void> {
     new URL('./RESULTS.md', import.meta.url),
     `# Benchmark results (last run)\n\n` +
       `- Date: ${new Date().toISOString()}\n- Machine: ${machine}\n` +
+      `- Load average (1 min) at start / end: ${loadAtStart} / ${loadavg()[0]!.toFixed(2)}\n` +
       `- Command: \`BENCH_SECONDS=${SECONDS} npm run bench\` (${CONNECTIONS} connections; load generator and ` +
       `each server in separate processes)\n` +
       `- Targets: get-offers ≥ 40 % of bare req/s with p99 < 15 ms; create+confirm ≥ 800 pairs/s on PostgreSQL\n\n` +
