@@ -121,7 +121,10 @@ describe('pay-order-from-balance: which wallet pays', () => {
     expect(again.status).toBe(400);
     expect(again.body.error).toMatch(/^Order is not payable \(status (paid|completed)\)$/);
     const b = await rcaDraft(h, offer, p);
-    expect((await h.call('confirm-order', { id: b.id, payment: payment(b.price, { paid_at: CLOCK_MS }) }, p)).status).toBe(200);
+    expect(
+      (await h.call('confirm-order', { id: b.id, payment: payment(b.price, { paid_at: CLOCK_MS }) }, p))
+        .status,
+    ).toBe(200);
     expect((await pay(b.id, p)).body.error).toMatch(/^Order is not payable/);
     expect((await balance(h, p)).wallets.online).toBeCloseTo(offer.price * 2, 2);
   });
@@ -335,7 +338,9 @@ describe('operator: refunds', () => {
     expect((await h.admin('POST', '/admin/orders/IAI000000QQQ/refund', { reason: 'x' })).status).toBe(404);
     expect((await h.admin('POST', `/admin/orders/${id}/refund`, {})).status).toBe(400);
 
-    expect((await h.call('confirm-order', { id, payment: payment(price, { paid_at: CLOCK_MS }) }, p)).status).toBe(200);
+    expect(
+      (await h.call('confirm-order', { id, payment: payment(price, { paid_at: CLOCK_MS }) }, p)).status,
+    ).toBe(200);
     await h.waitForStatus(id, 'completed', { creds: p });
     expect((await h.admin('POST', `/admin/orders/${id}/refund`, { reason: 'returned' })).status).toBe(200);
     const detail = await h.admin<Record<string, any>>('GET', `/admin/orders/${id}`);
