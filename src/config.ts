@@ -11,6 +11,8 @@ export interface Config {
   adminToken: string | undefined;
   sandbox: boolean;
   sandboxAsyncIssueMs: number;
+  /** False: this instance serves HTTP and enqueues jobs, and worker instances on the same database run them. */
+  workers: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -68,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken,
     sandbox,
     sandboxAsyncIssueMs: int('SANDBOX_ASYNC_ISSUE_MS', 20_000, 0, 3_600_000),
+    workers: bool('WORKERS', true),
     logLevel: logLevel as Config['logLevel'],
   };
 }

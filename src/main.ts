@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   await service.app.listen({ port: config.port, host: config.host });
   const base = config.publicBaseUrl;
   const lines = [
-    `Polita listening on http://${config.host}:${config.port} (database: ${service.database.engine}${config.databaseUrl ? '' : ` in ${config.dataDir}`}, sandbox: ${config.sandbox})`,
+    `Polita listening on http://${config.host}:${config.port} (database: ${service.database.engine}${config.databaseUrl ? '' : ` in ${config.dataDir}`}, sandbox: ${config.sandbox}${config.workers ? '' : ', job workers off (WORKERS=false)'})`,
     `  API docs:      ${base}/docs`,
     `  Admin token:   ${service.adminToken}`,
   ];

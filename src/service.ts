@@ -89,7 +89,7 @@ export async function startService(
           deferred: q.deferredCount,
         })),
     });
-    if (opts.workers !== false) await startWorkers(boss, svc);
+    if (opts.workers ?? config.workers) await startWorkers(boss, svc);
     let stopping: Promise<void> | undefined;
     return {
       app,
