@@ -24,6 +24,22 @@ async function partnerWith(b: { online?: number; promo?: number; insurance?: num
   return p;
 }
 
+/** The parts of the operator's order detail and statement these tests read. */
+interface Detail {
+  status: string;
+  payment_method: string;
+  payment: Record<string, unknown>;
+  ledger: { kind: string; wallet: string; amount: number; balance_after: number }[];
+  history: { to: string }[];
+  refund: Record<string, unknown> | null;
+}
+type Balances = { online: number; promo: number; insurance: number };
+interface Statement {
+  opening: Balances;
+  closing: Balances;
+  entries: { wallet: string; kind: string; amount: number; balance_after: number; order_id: string | null }[];
+}
+
 const pay = (id: string, creds?: Creds) => h.call('pay-order-from-balance', { id }, creds);
 const setSpending = (on: boolean) => h.admin('PUT', '/admin/settings', { balance_spending_enabled: on });
 
@@ -74,7 +90,7 @@ describe('pay-order-from-balance: which wallet pays', () => {
     });
     expect((await balance(h, p)).wallets).toEqual({ online: 100_000, promo: 0, insurance: 0 });
 
-    const detail = await h.admin<Record<string, any>>('GET', `/admin/orders/${id}`);
+    const detail = await h.admin<Detail>('GET', `/admin/orders/${id}`);
     expect(detail.body.payment_method).toBe('wallet');
     expect(detail.body.payment).toMatchObject({ wallet: 'promo', amount: price, currency: 'MDL' });
     expect(detail.body.ledger).toEqual([
@@ -109,7 +125,7 @@ describe('pay-order-from-balance: which wallet pays', () => {
       promo: offer.price - 0.01,
       insurance: 1_000_000,
     });
-    const detail = await h.admin<Record<string, any>>('GET', `/admin/orders/${id}`);
+    const detail = await h.admin<Detail>('GET', `/admin/orders/${id}`);
     expect(detail.body.ledger).toEqual([]);
   });
 
@@ -295,7 +311,7 @@ describe('operator: refunds', () => {
     expect(res.body).toMatchObject({ method: 'wallet', status: 'settled', amount: price });
     expect((await balance(h, p)).wallets).toEqual({ online: 5_000, promo: offer.price, insurance: 0 });
     expect((await h.call('get-order', { id }, p)).body.status).toBe('refunded');
-    const detail = await h.admin<Record<string, any>>('GET', `/admin/orders/${id}`);
+    const detail = await h.admin<Detail>('GET', `/admin/orders/${id}`);
     expect(
       detail.body.ledger.map((l: { kind: string; amount: number; wallet: string }) => [
         l.kind,
@@ -343,7 +359,7 @@ describe('operator: refunds', () => {
     ).toBe(200);
     await h.waitForStatus(id, 'completed', { creds: p });
     expect((await h.admin('POST', `/admin/orders/${id}/refund`, { reason: 'returned' })).status).toBe(200);
-    const detail = await h.admin<Record<string, any>>('GET', `/admin/orders/${id}`);
+    const detail = await h.admin<Detail>('GET', `/admin/orders/${id}`);
     expect(detail.body.status).toBe('refunded');
     expect(detail.body.refund).toMatchObject({
       method: 'customer',
@@ -370,7 +386,7 @@ describe('operator: statement and reconciliation', () => {
     expect((await pay(id, p)).status).toBe(200);
 
     const url = `/admin/partners/${p.id}/wallet/statement?from=${TODAY}&to=${TODAY}`;
-    const s = await h.admin<Record<string, any>>('GET', url);
+    const s = await h.admin<Statement>('GET', url);
     expect(s.status, JSON.stringify(s.body)).toBe(200);
     expect(s.body).toMatchObject({
       partner_id: p.id,
@@ -379,16 +395,14 @@ describe('operator: statement and reconciliation', () => {
       opening: { online: 10_000, promo: 100, insurance: 0 },
     });
     const online = 10_500 - price;
-    expect(s.body.entries.map((e: any) => [e.wallet, e.kind, e.amount, e.balance_after, e.order_id])).toEqual(
-      [
-        ['online', 'credit', 500, 10_500, null],
-        ['online', 'payment', -price, online, id],
-      ],
-    );
+    expect(s.body.entries.map((e) => [e.wallet, e.kind, e.amount, e.balance_after, e.order_id])).toEqual([
+      ['online', 'credit', 500, 10_500, null],
+      ['online', 'payment', -price, online, id],
+    ]);
     expect(s.body.closing).toEqual({ online, promo: 100, insurance: 0 });
     expect((await balance(h, p)).wallets).toEqual(s.body.closing);
 
-    const all = await h.admin<Record<string, any>>(
+    const all = await h.admin<Statement>(
       'GET',
       `/admin/partners/${p.id}/wallet/statement?from=2026-11-01&to=${TODAY}`,
     );
