@@ -13,6 +13,8 @@ export interface Running {
   url: string;
   pid: number;
   demo: { id: string; secret: string };
+  /** Bearer token of /admin (the payment scenarios create and credit their own partners). */
+  adminToken: string;
   stop(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function startBare(): Promise<Running> {
     url: `http://127.0.0.1:${port}`,
     pid: child.pid!,
     demo: { id: '', secret: '' },
+    adminToken: '',
     stop: () => stop(child),
   };
 }
@@ -77,10 +80,12 @@ export async function startPolita(env: Record<string, string>, nodeArgs: string[
   );
   const banner = await waitForOutput(child, /Demo secret:\s+([0-9a-f]+)/, 60_000);
   const secret = /Demo secret:\s+([0-9a-f]+)/.exec(banner)![1]!;
+  const adminToken = /Admin token:\s+(\S+)/.exec(banner)?.[1] ?? '';
   return {
     url: `http://127.0.0.1:${port}`,
     pid: child.pid!,
     demo: { id: 'demo', secret },
+    adminToken,
     stop: () => stop(child),
   };
 }

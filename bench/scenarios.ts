@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import { signatureHeader } from '../src/signature.ts';
+import { payments } from './payments.ts';
 import type { Running } from './processes.ts';
 
 export interface Measured {
@@ -14,10 +15,15 @@ export interface Measured {
 
 export interface Scenario {
   name: string;
+  /**
+   * false: measured on a service started with WORKERS=false, the request path alone; issuance
+   * (PDFs, ~25 round trips an order) runs in worker instances in production.
+   */
+  workers?: boolean;
   run(target: Running, seconds: number, connections: number): Promise<Measured>;
 }
 
-type Body = Record<string, unknown>;
+export type Body = Record<string, unknown>;
 
 const RCA_ITEM = {
   product: 'rca',
@@ -34,6 +40,22 @@ const RCA_ITEM = {
  */
 export const SCENARIOS: Scenario[] = [
   offers('get-offers rca', { product: 'rca', vehicle: '100000001', duration: 365, idnx: '2003000000016' }),
+  offers('get-offers medical', {
+    product: 'medical',
+    covered_territories: ['DEU', 'FRA'],
+    persons: ['1990-05-10', '2015-03-01'],
+    start_date: '2026-12-01',
+    end_date: '2026-12-10',
+    is_multiple_type: false,
+    include_additional_risk: false,
+    activity: 'TRVL',
+  }),
+  offers('get-offers vignette:eu', {
+    product: 'vignette:eu',
+    country: 'HU',
+    vehicle: '100000001',
+    lang: 'EN',
+  }),
   pairs('create+confirm rca', [RCA_ITEM], (o) => [
     'confirm-order',
     {
@@ -46,6 +68,8 @@ export const SCENARIOS: Scenario[] = [
       },
     },
   ]),
+  payments('pay-from-balance rca, 50 partners', RCA_ITEM, 50),
+  payments('pay-from-balance rca, one hot wallet', RCA_ITEM, 1),
 ];
 
 /** One signed request, the same bytes every time: autocannon at full speed. */
@@ -88,6 +112,7 @@ export function pairs(
 ): Scenario {
   return {
     name,
+    workers: false,
     async run(target, seconds, connections) {
       const sign = (payload: string) => signatureHeader(target.demo.id, target.demo.secret, payload);
       const startDate = await minStartDate(target, items[0]!);

@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import { signatureHeader } from '../src/signature.ts';
+import type { Running } from './processes.ts';
+import type { Body, Scenario } from './scenarios.ts';
+
+interface Partner {
+  id: string;
+  secret: string;
+}
+
+/**
+ * pay-order-from-balance. Every payment needs a draft of its own, so the setup (not measured)
+ * creates `partners` partners with wallets, `perSecond × seconds` drafts spread over them in
+ * turn, and credits each wallet with what its drafts cost; then only the payments are measured,
+ * one per draft, as fast as `connections` connections go. With one partner every payment
+ * queues on the same wallet row lock: the hot-wallet case.
+ */
+export function payments(name: string, item: Body, partners: number, perSecond = 1000): Scenario {
+  return {
+    name,
+    workers: false,
+    async run(target, seconds, connections) {
+      const tag = randomBytes(3).toString('hex');
+      const owners: Partner[] = [];
+      for (let i = 0; i < partners; i++) {
+        owners.push(await admin<Partner>(target, 'POST', '/admin/partners', { name: `bench ${tag} ${i}` }));
+      }
+      const startDate = await minStartDate(target, owners[0]!, item);
+      const count = Math.max(1000, perSecond * seconds);
+      const drafts: { owner: Partner; id: string }[] = [];
+      const spentBani = new Map<string, number>();
+      let made = 0;
+      // The drafts go in over a few connections at once, as a partner's own system would send them.
+      await Promise.all(
+        Array.from({ length: Math.min(connections, 20) }, async () => {
+          while (made < count) {
+            const n = made++;
+            const owner = owners[n % owners.length]!;
+            const order = await call<{ id: string; price: number }>(target, owner, 'create-order', {
+              customer: { phone: `+3736${String(1_000_000 + (n % 1_000_000)).slice(1)}`, name: `Bench ${n}` },
+              products: [{ ...item, start_date: startDate }],
+            });
+            drafts.push({ owner, id: order.id });
+            spentBani.set(owner.id, (spentBani.get(owner.id) ?? 0) + Math.round(order.price * 100));
+          }
+        }),
+      );
+      for (const owner of owners) {
+        const bani = spentBani.get(owner.id) ?? 0;
+        await admin(target, 'POST', `/admin/partners/${owner.id}/wallet/credits`, {
+          wallet: 'online',
+          amount: bani / 100,
+          reference: `bench-${tag}-${owner.id}`,
+        });
+      }
+
+      let next = 0;
+      const headers = { 'content-type': 'application/json' };
+      // `amount`: one payment per draft, then stop (duration is ignored); the run takes about
+      // `seconds` at `perSecond`, longer when the service is slower.
+      const r = await autocannon({
+        url: target.url,
+        connections,
+        amount: drafts.length,
+        requests: [
+          {
+            method: 'POST',
+            path: '/v1/pay-order-from-balance',
+            headers,
+            setupRequest(req) {
+              const d = drafts[next++ % drafts.length]!;
+              const payload = JSON.stringify({ id: d.id });
+              return {
+                ...req,
+                body: payload,
+                headers: {
+                  ...headers,
+                  'x-hmac-signature': signatureHeader(d.owner.id, d.owner.secret, payload),
+                },
+              };
+            },
+          },
+        ],
+      });
+      return {
+        rate: r['2xx'] / r.duration,
+        unit: 'req/s',
+        reqPerSec: r.requests.average,
+        p99Ms: r.latency.p99,
+        errors: r.errors + r.timeouts + r.non2xx,
+      };
+    },
+  };
+}
+
+async function admin<T>(target: Running, method: string, path: string, body: Body): Promise<T> {
+  const res = await fetch(`${target.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.adminToken}` },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+async function call<T>(target: Running, as: Partner, endpoint: string, body: Body): Promise<T> {
+  const payload = JSON.stringify(body);
+  const res = await fetch(`${target.url}/v1/${endpoint}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-hmac-signature': signatureHeader(as.id, as.secret, payload),
+    },
+    body: payload,
+  });
+  if (!res.ok) throw new Error(`${endpoint} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+async function minStartDate(target: Running, as: Partner, item: Body): Promise<string> {
+  const { product, vehicle, duration, idnx } = item;
+  const body = await call<{ offers: { min_start_date: string }[] }>(target, as, 'get-offers', {
+    product,
+    vehicle,
+    duration,
+    idnx,
+  });
+  return body.offers[0]!.min_start_date;
+}
