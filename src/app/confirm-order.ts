@@ -3,7 +3,7 @@ import { badRequest, DomainError, notPayable, orderNotFound, productRule } from 
 import { formatAmount, mdlToBani } from '../domain/money.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
 import { isoLocal } from '../domain/time.ts';
-import { lockOrder, orderItems, transition } from '../db/repos/orders.ts';
+import { lockOrderWithItems, transition } from '../db/repos/orders.ts';
 import type { DB, OrderItemRow, OrderRow, PartnerRow, PaymentData } from '../db/schema.ts';
 import { productModule } from '../products/registry.ts';
 import { orderView } from './order-view.ts';
@@ -33,9 +33,9 @@ export async function lockForPayment(
   id: string,
   now: number,
 ): Promise<{ order: OrderRow; items: OrderItemRow[] }> {
-  const order = await lockOrder(trx, id);
-  if (!order || order.partner_id !== partner.id) throw orderNotFound();
-  const items = await orderItems(trx, id);
+  const locked = await lockOrderWithItems(trx, id);
+  if (!locked || locked.order.partner_id !== partner.id) throw orderNotFound();
+  const { order, items } = locked;
   const status = effectiveStatus(order.status, order.expires_at.getTime(), now);
   if (status === 'draft' || status === 'expired') {
     const ctx = productContext(svc, now, partner);

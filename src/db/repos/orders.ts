@@ -1,4 +1,4 @@
-import type { Kysely, Transaction, Updateable } from 'kysely';
+import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { assertTransition, type OrderStatus } from '../../domain/order-state.ts';
 import type { DB, NewOrderItem, OrderItemRow, OrderRow, OrdersTable } from '../schema.ts';
 
@@ -39,13 +39,40 @@ export async function lockOrder(trx: Transaction<DB>, id: string): Promise<Order
   return trx.selectFrom('orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
+/**
+ * lockOrder and orderItems in one round trip: the items come back as a JSON array in the row of
+ * the locked order (every item column is JSON-safe: text, integers and jsonb).
+ */
+export async function lockOrderWithItems(
+  trx: Transaction<DB>,
+  id: string,
+): Promise<{ order: OrderRow; items: OrderItemRow[] } | undefined> {
+  const row = await trx
+    .selectFrom('orders')
+    .selectAll('orders')
+    .select(
+      sql<
+        OrderItemRow[]
+      >`(select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i where i.order_id = orders.id)`.as(
+        '_items',
+      ),
+    )
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { _items, ...order } = row;
+  return { order, items: _items };
+}
+
 export async function orderItems(db: Conn, orderId: string): Promise<OrderItemRow[]> {
   return db.selectFrom('order_items').selectAll().where('order_id', '=', orderId).orderBy('idx').execute();
 }
 
 /**
  * Move an order along the state machine, recording the event. Guarded by the current status in
- * SQL as well, so a transition computed from a stale read changes nothing and says so.
+ * SQL as well, so a transition computed from a stale read changes nothing and says so. One
+ * statement: the event is inserted from the updated row, so none is recorded when the guard misses.
  */
 export async function transition(
   trx: Transaction<DB>,
@@ -60,25 +87,33 @@ export async function transition(
   },
 ): Promise<boolean> {
   assertTransition(from, to);
-  const res = await trx
-    .updateTable('orders')
-    .set({ ...e.set, status: to, updated_at: e.at })
-    .where('id', '=', id)
-    .where('status', '=', from)
-    .executeTakeFirst();
-  if (res.numUpdatedRows === 0n) return false;
-  await trx
+  const event = await trx
+    .with('moved', (q) =>
+      q
+        .updateTable('orders')
+        .set({ ...e.set, status: to, updated_at: e.at })
+        .where('id', '=', id)
+        .where('status', '=', from)
+        .returning('id'),
+    )
     .insertInto('order_events')
-    .values({
-      order_id: id,
-      from_status: from,
-      to_status: to,
-      reason: e.reason ?? null,
-      actor: e.actor,
-      at: e.at,
-    })
-    .execute();
-  return true;
+    .columns(['order_id', 'from_status', 'to_status', 'reason', 'actor', 'at'])
+    .expression((eb) =>
+      // Parameters in a select list have no column to take their type from: cast each.
+      eb
+        .selectFrom('moved')
+        .select([
+          'moved.id',
+          sql<OrderStatus>`${from}::text`.as('from_status'),
+          sql<OrderStatus>`${to}::text`.as('to_status'),
+          sql<string | null>`${e.reason ?? null}::text`.as('reason'),
+          sql<string>`${e.actor}::text`.as('actor'),
+          sql<Date>`${e.at}::timestamptz`.as('at'),
+        ]),
+    )
+    .returning('order_events.id')
+    .executeTakeFirst();
+  return event !== undefined;
 }
 
 export async function setItemIssued(
