@@ -3,7 +3,7 @@ import { baniToMdl } from '../domain/money.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
 import { pickSubWallet, NO_WALLET, SPENDING_DISABLED } from '../domain/wallet.ts';
 import { transition } from '../db/repos/orders.ts';
-import { book, findWallet, lockWallet } from '../db/repos/wallets.ts';
+import { bookEntry, findWallet, lockWallet } from '../db/repos/wallets.ts';
 import type { PartnerRow, PaymentData } from '../db/schema.ts';
 import { balanceSpendingEnabled } from './admin/settings.ts';
 import { lockForPayment } from './confirm-order.ts';
@@ -14,7 +14,9 @@ import type { Services } from './services.ts';
  * pay-order-from-balance. Checks run in the precedence of decisions.md §5; locks are taken order
  * first, wallet second (as everywhere), so a concurrent confirm-order, a second payment or another
  * order of the same partner queue behind them and read the committed state. The debit, the ledger
- * entry, the status change and the issuance job commit together or not at all.
+ * entry, the status change and the issuance job commit together or not at all. The wallet is
+ * locked last and held for as few round trips as the booking needs: every payment of a partner
+ * queues on that row, so its hold time is the partner's payment rate.
  */
 export async function payFromWallet(svc: Services, partner: PartnerRow, id: string) {
   const now = await svc.clock.now();
@@ -36,13 +38,15 @@ export async function payFromWallet(svc: Services, partner: PartnerRow, id: stri
     if (!items.every((it) => eligible.includes(it.product))) {
       throw badRequest('Balance cannot be applied to this order');
     }
+    // In the same transaction, so it rolls back with anything below; done before the wallet lock.
+    await svc.jobs.enqueue(trx, 'issue-order', { orderId: id }, { singletonKey: `issue:${id}` });
     const wallet = await lockWallet(trx, partner.id);
     if (!wallet) throw forbidden(NO_WALLET);
     const from = pickSubWallet(wallet, order.price);
     const at = new Date(now);
     let entryId: number | null = null;
     if (order.price > 0) {
-      await book(trx, wallet, {
+      const booked = await bookEntry(trx, wallet, {
         partnerId: partner.id,
         wallet: from,
         amount: -order.price,
@@ -52,13 +56,9 @@ export async function payFromWallet(svc: Services, partner: PartnerRow, id: stri
         actor: `partner:${partner.id}`,
         at,
       });
-      const entry = await trx
-        .selectFrom('ledger_entries')
-        .select('id')
-        .where('order_id', '=', id)
-        .where('kind', '=', 'payment')
-        .executeTakeFirstOrThrow();
-      entryId = entry.id;
+      // A payment has no reference, so the credit-idempotency conflict cannot skip it.
+      if (!booked) throw new Error(`payment of order ${id} was not booked`);
+      entryId = booked.entryId;
     }
     const payment: PaymentData = {
       receipt_id: `wallet:${entryId ?? 0}`,
@@ -76,7 +76,6 @@ export async function payFromWallet(svc: Services, partner: PartnerRow, id: stri
     });
     // The order row is locked and was read as a draft: a miss here is a bug, and rolls everything back.
     if (!moved) throw new Error(`order ${id} changed under its row lock`);
-    await svc.jobs.enqueue(trx, 'issue-order', { orderId: id }, { singletonKey: `issue:${id}` });
     // Rule 3: the order exactly as get-order would show it now.
     const paid = { ...order, status: 'paid' as const };
     return orderView(paid, items, now, {

@@ -34,7 +34,7 @@ export interface OpenOptions {
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const url = opts.databaseUrl;
-  if (url && /^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 10);
+  if (url && /^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 20);
   if (url && url !== 'memory://')
     throw new Error(`DATABASE_URL must be postgres://…, postgresql://… or memory://`);
   return openPglite(url === 'memory://' ? undefined : opts.dataDir);

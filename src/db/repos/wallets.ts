@@ -46,6 +46,15 @@ export async function book(
   wallet: WalletRow,
   line: LedgerLine,
 ): Promise<WalletRow | null> {
+  return (await bookEntry(trx, wallet, line))?.wallet ?? null;
+}
+
+/** book, answering the ledger entry's id as well (a payment's receipt names it). */
+export async function bookEntry(
+  trx: Transaction<DB>,
+  wallet: WalletRow,
+  line: LedgerLine,
+): Promise<{ wallet: WalletRow; entryId: number } | null> {
   const balanceAfter = wallet[line.wallet] + line.amount;
   if (balanceAfter < 0) throw new Error(`ledger entry would take ${line.wallet} below zero`);
   const inserted = await trx
@@ -71,7 +80,7 @@ export async function book(
     .where('partner_id', '=', line.partnerId)
     .returningAll()
     .executeTakeFirstOrThrow();
-  return updated;
+  return { wallet: updated, entryId: inserted.id };
 }
 
 export type LedgerRow = Selectable<LedgerEntriesTable>;
