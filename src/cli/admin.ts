@@ -16,6 +16,9 @@ import { DataDirLockedError } from '../db/lock-file.ts';
 import type { SubWallet } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { mdlToBani } from '../domain/money.ts';
+import { refundOrder } from '../app/refund-order.ts';
+import { changeSettings, readSettings } from '../app/admin/settings.ts';
+import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
 import { isoLocal } from '../domain/time.ts';
 import { jobQueue, startBoss } from '../jobs/queue.ts';
 import { createServices } from '../service.ts';
@@ -36,6 +39,9 @@ const USAGE = `usage: npm run admin -- <command>
   orders list [--partner <id>] [--status <status>] [--limit <n>] [--cursor <cursor>]
   orders show <order id>
   resend-webhook <order id>
+  refund <order id> --reason <text>
+  settings show | settings set --balance-spending-enabled true|false
+  statement <partner id> --from yyyy-mm-dd --to yyyy-mm-dd [--csv]
   clock show | clock set <ISO-8601 with offset> | clock reset   (sandbox only)`;
 
 class UsageError extends Error {}
@@ -54,6 +60,11 @@ const { values: opt, positionals: args } = parseArgs({
     status: { type: 'string' },
     limit: { type: 'string' },
     cursor: { type: 'string' },
+    reason: { type: 'string' },
+    'balance-spending-enabled': { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    csv: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -77,7 +88,9 @@ function bool(value: string | undefined, what: string): boolean | undefined {
 
 async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unknown> {
   const webhook = opt['webhook-url'] === 'none' ? null : opt['webhook-url'];
-  switch (`${group} ${group === 'credit' || group === 'resend-webhook' ? '' : verb}`.trim()) {
+  switch (
+    `${group} ${['credit', 'resend-webhook', 'refund', 'statement'].includes(group ?? '') ? '' : verb}`.trim()
+  ) {
     case 'partners create':
       return createPartner(svc, {
         name: need(opt.name, '--name'),
@@ -129,6 +142,28 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       return orderDetail(svc, need(rest[0], 'order id'));
     case 'resend-webhook':
       return resendWebhook(svc, need(verb, 'order id'));
+    case 'refund': {
+      const id = need(verb, 'order id');
+      await refundOrder(svc, id, { reason: need(opt.reason, '--reason'), actor: 'operator-cli' });
+      return orderDetail(svc, id);
+    }
+    case 'settings show':
+      return readSettings(svc);
+    case 'settings set':
+      return changeSettings(svc, {
+        balance_spending_enabled: bool(
+          need(opt['balance-spending-enabled'], '--balance-spending-enabled'),
+          '--balance-spending-enabled',
+        )!,
+      });
+    case 'statement': {
+      const statement = await walletStatement(svc, {
+        partnerId: need(verb, 'partner id'),
+        from: need(opt.from, '--from'),
+        to: need(opt.to, '--to'),
+      });
+      return opt.csv ? statementCsv(statement) : statement;
+    }
     case 'clock show':
     case 'clock set':
     case 'clock reset': {
@@ -176,7 +211,8 @@ async function main(): Promise<number> {
   const boss = await startBoss(database, log);
   try {
     const svc = createServices(config, database, { log, jobs: jobQueue(boss) });
-    console.log(JSON.stringify(await run(svc, args), null, 2));
+    const answer = await run(svc, args);
+    console.log(typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2));
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {
