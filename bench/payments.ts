@@ -16,7 +16,7 @@ interface Partner {
  * one per draft, as fast as `connections` connections go. With one partner every payment
  * queues on the same wallet row lock: the hot-wallet case.
  */
-export function payments(name: string, item: Body, partners: number, perSecond = 1000): Scenario {
+export function payments(name: string, item: Body, partners: number, perSecond = 600): Scenario {
   return {
     name,
     workers: false,
