@@ -42,6 +42,9 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 
 async function openPostgres(connectionString: string, max: number): Promise<Database> {
   const pool = new pg.Pool({ connectionString, max });
+  // An idle client the server disconnects (restart, failover, pg_terminate_backend) emits 'error' on
+  // the pool; without a listener that crashes the process. The pool drops the client and makes a new one.
+  pool.on('error', (err) => process.emitWarning(`PostgreSQL dropped an idle connection: ${err.message}`));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   await sql`select 1`.execute(db);
   await migrate(db);

@@ -20,6 +20,13 @@ export async function testDatabaseUrl(): Promise<{ url: string; drop(): Promise<
     async drop() {
       const c = new pg.Client({ connectionString: server });
       await c.connect();
+      // Let the service's pools finish closing first: forcing the drop on a connection that is
+      // still closing surfaces as an unhandled 57P01 in the test run.
+      for (let i = 0; i < 50; i++) {
+        const { rows } = await c.query('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+        if (rows[0].n === 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
       await c.query(`drop database if exists ${name} with (force)`);
       await c.end();
     },
