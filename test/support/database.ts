@@ -23,7 +23,9 @@ export async function testDatabaseUrl(): Promise<{ url: string; drop(): Promise<
       // Let the service's pools finish closing first: forcing the drop on a connection that is
       // still closing surfaces as an unhandled 57P01 in the test run.
       for (let i = 0; i < 50; i++) {
-        const { rows } = await c.query('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+        const { rows } = await c.query('select count(*)::int as n from pg_stat_activity where datname = $1', [
+          name,
+        ]);
         if (rows[0].n === 0) break;
         await new Promise((r) => setTimeout(r, 100));
       }
