@@ -5,7 +5,7 @@ import { getOrder } from '../app/get-order.ts';
 import { quote } from '../app/quote.ts';
 import type { Services } from '../app/services.ts';
 import { installPartnerAuth } from './partner-auth.ts';
-import { routes } from './schemas.ts';
+import { quoteResponseOf, routes } from './schemas.ts';
 import { walletRoutes } from './wallet-routes.ts';
 
 /** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
@@ -16,7 +16,14 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
   app.post(
     '/v1/get-offers',
     { schema: { ...doc('Quote prices for one product'), ...routes.getOffers } },
-    async (req) => quote(svc, req.partner, req.body as { product: string }),
+    async (req, reply) => {
+      const body = req.body as { product: string };
+      const offers = await quote(svc, req.partner, body);
+      // compileSerializationSchema caches per schema object: compiled once per product shape.
+      reply.serializer(reply.compileSerializationSchema(quoteResponseOf(body.product), '200'));
+      reply.type('application/json; charset=utf-8');
+      return offers;
+    },
   );
   app.post(
     '/v1/create-order',

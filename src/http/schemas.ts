@@ -112,6 +112,15 @@ export const Payment = Type.Object({
 
 const quoteResponses = PRODUCT_MODULES.flatMap((m) => (m.quoteResponse ? [m.quoteResponse] : []));
 const OffersResponse = Type.Object({ offers: Type.Array(Type.Ref(Offer)) });
+const quoteResponseByProduct = new Map(PRODUCT_MODULES.map((m) => [m.product as string, m.quoteResponse]));
+
+/**
+ * The one get-offers 200 shape of a product. The route's 200 schema is an anyOf of these (for the
+ * OpenAPI document), which fast-json-stringify serialises by validating the reply against each
+ * branch in turn; the handler serialises with the product's own shape instead.
+ */
+export const quoteResponseOf = (product: string): TSchema =>
+  quoteResponseByProduct.get(product) ?? OffersResponse;
 
 export const routes = {
   getOffers: {
