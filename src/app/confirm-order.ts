@@ -33,7 +33,16 @@ export async function lockForPayment(
   id: string,
   now: number,
 ): Promise<{ order: OrderRow; items: OrderItemRow[] }> {
-  const locked = await lockOrderWithItems(trx, id);
+  return checkLocked(svc, partner, await lockOrderWithItems(trx, id), now);
+}
+
+/** lockForPayment's checks on an order its caller has locked (with its items) by other means. */
+export function checkLocked(
+  svc: Services,
+  partner: PartnerRow,
+  locked: { order: OrderRow; items: OrderItemRow[] } | undefined,
+  now: number,
+): { order: OrderRow; items: OrderItemRow[] } {
   if (!locked || locked.order.partner_id !== partner.id) throw orderNotFound();
   const { order, items } = locked;
   const status = effectiveStatus(order.status, order.expires_at.getTime(), now);

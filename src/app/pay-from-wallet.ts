@@ -1,12 +1,12 @@
 import { badRequest, DomainError, forbidden, notPayable } from '../domain/errors.ts';
 import { baniToMdl } from '../domain/money.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
-import { pickSubWallet, NO_WALLET, SPENDING_DISABLED } from '../domain/wallet.ts';
+import { pickSubWallet, INSUFFICIENT, NO_WALLET, SPENDING_DISABLED } from '../domain/wallet.ts';
 import { transition } from '../db/repos/orders.ts';
-import { bookEntry, findWallet, lockWallet } from '../db/repos/wallets.ts';
+import { debitForOrder, findWallet, lockOrderForWalletPayment, lockWallet } from '../db/repos/wallets.ts';
 import type { PartnerRow, PaymentData } from '../db/schema.ts';
-import { balanceSpendingEnabled } from './admin/settings.ts';
-import { lockForPayment } from './confirm-order.ts';
+import { balanceSpendingEnabled, SPENDING_KEY } from './admin/settings.ts';
+import { checkLocked } from './confirm-order.ts';
 import { GET_ORDER_DATES, orderView } from './order-view.ts';
 import type { Services } from './services.ts';
 
@@ -21,11 +21,15 @@ import type { Services } from './services.ts';
 export async function payFromWallet(svc: Services, partner: PartnerRow, id: string) {
   const now = await svc.clock.now();
   return svc.db.transaction().execute(async (trx) => {
-    if (!(await findWallet(trx, partner.id))) throw forbidden(NO_WALLET);
-    if (!(await balanceSpendingEnabled(trx))) throw forbidden(SPENDING_DISABLED);
+    // The order row lock, its items, the wallet's existence and the spending switch in one round trip.
+    const first = await lockOrderForWalletPayment(trx, id, partner.id, SPENDING_KEY);
+    const hasWallet = first ? first.hasWallet : !!(await findWallet(trx, partner.id));
+    if (!hasWallet) throw forbidden(NO_WALLET);
+    const spending = first ? (first.spending ?? true) : await balanceSpendingEnabled(trx);
+    if (!spending) throw forbidden(SPENDING_DISABLED);
     let locked;
     try {
-      locked = await lockForPayment(svc, trx, partner, id, now);
+      locked = checkLocked(svc, partner, first, now);
     } catch (err) {
       // Here a product's payability rule (the RO tariff switch) is a plain 400 with the bare reason.
       if (err instanceof DomainError && err.code === 'product_rule') throw badRequest(err.reason);
@@ -40,42 +44,41 @@ export async function payFromWallet(svc: Services, partner: PartnerRow, id: stri
     }
     // In the same transaction, so it rolls back with anything below; done before the wallet lock.
     await svc.jobs.enqueue(trx, 'issue-order', { orderId: id }, { singletonKey: `issue:${id}` });
-    const wallet = await lockWallet(trx, partner.id);
-    if (!wallet) throw forbidden(NO_WALLET);
-    const from = pickSubWallet(wallet, order.price);
     const at = new Date(now);
-    let entryId: number | null = null;
-    if (order.price > 0) {
-      const booked = await bookEntry(trx, wallet, {
-        partnerId: partner.id,
-        wallet: from,
-        amount: -order.price,
-        kind: 'payment',
-        orderId: id,
-        reference: null,
-        actor: `partner:${partner.id}`,
-        at,
-      });
-      // A payment has no reference, so the credit-idempotency conflict cannot skip it.
-      if (!booked) throw new Error(`payment of order ${id} was not booked`);
-      entryId = booked.entryId;
-    }
-    const payment: PaymentData = {
-      receipt_id: `wallet:${entryId ?? 0}`,
+    const actor = `partner:${partner.id}`;
+    const base = {
       transaction_id: `wallet:${id}`,
       paid_at: now,
       amount: baniToMdl(order.price),
       currency: 'MDL',
-      wallet: from,
     };
-    const moved = await transition(trx, id, 'draft', 'paid', {
-      actor: `partner:${partner.id}`,
-      reason: `wallet payment from ${from}`,
-      at,
-      set: { payment: JSON.stringify(payment), payment_method: 'wallet', paid_at: at },
-    });
-    // The order row is locked and was read as a draft: a miss here is a bug, and rolls everything back.
-    if (!moved) throw new Error(`order ${id} changed under its row lock`);
+    if (order.price > 0) {
+      // Last before COMMIT: the wallet row lock is held for this one statement and the commit.
+      const booked = await debitForOrder(trx, {
+        partnerId: partner.id,
+        orderId: id,
+        price: order.price,
+        actor,
+        at,
+        payment: base,
+      });
+      if (!booked) throw badRequest(INSUFFICIENT);
+      // The order row is locked and was read as a draft: a miss here is a bug, and rolls everything back.
+      if (!booked.moved) throw new Error(`order ${id} changed under its row lock`);
+    } else {
+      // Nothing to debit and no ledger entry (amounts are never zero); the order still needs the wallet row.
+      const wallet = await lockWallet(trx, partner.id);
+      if (!wallet) throw forbidden(NO_WALLET);
+      const from = pickSubWallet(wallet, 0);
+      const payment: PaymentData = { receipt_id: 'wallet:0', ...base, wallet: from };
+      const moved = await transition(trx, id, 'draft', 'paid', {
+        actor,
+        reason: `wallet payment from ${from}`,
+        at,
+        set: { payment: JSON.stringify(payment), payment_method: 'wallet', paid_at: at },
+      });
+      if (!moved) throw new Error(`order ${id} changed under its row lock`);
+    }
     // Rule 3: the order exactly as get-order would show it now.
     const paid = { ...order, status: 'paid' as const };
     return orderView(paid, items, now, {

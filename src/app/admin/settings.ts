@@ -3,7 +3,7 @@ import { getSetting, putSetting } from '../../db/repos/settings.ts';
 import type { DB } from '../../db/schema.ts';
 import type { Services } from '../services.ts';
 
-const SPENDING_KEY = 'balance_spending_enabled';
+export const SPENDING_KEY = 'balance_spending_enabled';
 
 /**
  * The operator's switch behind 403 `Balance spending is disabled`. Read from the database on

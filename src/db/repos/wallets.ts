@@ -1,5 +1,13 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { DB, LedgerEntriesTable, SubWallet, WalletRow } from '../schema.ts';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type {
+  DB,
+  LedgerEntriesTable,
+  OrderItemRow,
+  OrderRow,
+  PaymentData,
+  SubWallet,
+  WalletRow,
+} from '../schema.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
 
@@ -84,6 +92,97 @@ export async function bookEntry(
 }
 
 export type LedgerRow = Selectable<LedgerEntriesTable>;
+
+/**
+ * pay-order-from-balance's first statement: the order locked with its items, and what the checks
+ * that precede the order in decisions.md §5 need (has the partner a wallet, the operator's
+ * spending switch), in one round trip. undefined when no such order exists.
+ */
+export async function lockOrderForWalletPayment(
+  trx: Transaction<DB>,
+  id: string,
+  partnerId: string,
+  spendingKey: string,
+): Promise<
+  { order: OrderRow; items: OrderItemRow[]; hasWallet: boolean; spending: boolean | null } | undefined
+> {
+  const row = await trx
+    .selectFrom('orders')
+    .selectAll('orders')
+    .select([
+      sql<
+        OrderItemRow[]
+      >`(select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i where i.order_id = orders.id)`.as(
+        '_items',
+      ),
+      sql<boolean>`exists (select 1 from wallets w where w.partner_id = ${partnerId})`.as('_has_wallet'),
+      sql<boolean | null>`(select s.value from settings s where s.key = ${spendingKey})`.as('_spending'),
+    ])
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { _items, _has_wallet, _spending, ...order } = row;
+  return { order, items: _items, hasWallet: _has_wallet, spending: _spending };
+}
+
+/**
+ * The booking of a wallet payment as ONE statement, taken last in the transaction: lock the
+ * wallet, pick the sub-wallet (promo if it alone covers the price, else online), debit it, append
+ * the ledger entry with its balance_after, and move the order (locked by the caller, a draft)
+ * to paid with its event and the payment naming the entry. Every payment of a partner queues on
+ * the wallet row, so it is held for this one round trip and the commit. undefined when neither
+ * sub-wallet covers the price (nothing changed: the caller answers Insufficient balance).
+ */
+export async function debitForOrder(
+  trx: Transaction<DB>,
+  p: {
+    partnerId: string;
+    orderId: string;
+    price: number;
+    actor: string;
+    at: Date;
+    /** The payment without receipt_id and wallet, which come from the entry. */
+    payment: Omit<PaymentData, 'receipt_id' | 'wallet'>;
+  },
+): Promise<{ entryId: number; wallet: 'promo' | 'online'; moved: boolean } | undefined> {
+  if (!(p.price > 0)) throw new Error('debitForOrder needs a positive price');
+  const price = sql`${p.price}::bigint`;
+  const at = sql`${p.at}::timestamptz`;
+  const { rows } = await sql<{ entry_id: number; wallet: 'promo' | 'online'; moved: boolean }>`
+    with w as (
+      select partner_id,
+             case when promo >= ${price} then 'promo' when online >= ${price} then 'online' end as sub
+      from wallets where partner_id = ${p.partnerId} for update
+    ), d as (
+      update wallets set
+        promo = case when w.sub = 'promo' then wallets.promo - ${price} else wallets.promo end,
+        online = case when w.sub = 'online' then wallets.online - ${price} else wallets.online end,
+        updated_at = ${at}
+      from w where wallets.partner_id = w.partner_id and w.sub is not null
+      returning w.sub, case when w.sub = 'promo' then wallets.promo else wallets.online end as balance_after
+    ), l as (
+      insert into ledger_entries
+        (partner_id, wallet, amount, balance_after, kind, order_id, reference, actor, created_at)
+      select ${p.partnerId}, d.sub, -${price}, d.balance_after, 'payment', ${p.orderId}, null, ${p.actor}, ${at}
+      from d
+      returning id, wallet
+    ), o as (
+      update orders set
+        status = 'paid', updated_at = ${at}, payment_method = 'wallet', paid_at = ${at},
+        payment = ${JSON.stringify(p.payment)}::jsonb
+          || jsonb_build_object('receipt_id', 'wallet:' || l.id, 'wallet', l.wallet)
+      from l where orders.id = ${p.orderId} and orders.status = 'draft'
+      returning orders.id, l.wallet
+    ), e as (
+      insert into order_events (order_id, from_status, to_status, reason, actor, at)
+      select o.id, 'draft', 'paid', 'wallet payment from ' || o.wallet, ${p.actor}, ${at} from o
+      returning id
+    )
+    select l.id as entry_id, l.wallet, exists (select 1 from e) as moved from l`.execute(trx);
+  const r = rows[0];
+  return r && { entryId: r.entry_id, wallet: r.wallet, moved: r.moved };
+}
 
 /** The ledger entries that moved money for an order (its payment and any refund), oldest first. */
 export async function orderLedger(db: Conn, orderId: string): Promise<LedgerRow[]> {
