@@ -22,22 +22,39 @@ export class Clock {
     if (!this.sandbox) return Date.now();
     const real = Date.now();
     if (real - this.loadedAt > this.ttlMs) {
-      const stored = await getSetting<{ offset_ms: number }>(this.db, KEY);
-      this.offsetMs = stored?.offset_ms ?? 0;
-      this.loadedAt = real;
+      // Every request arriving while the offset is re-read waits for that one read: without this,
+      // each expiry sent one query per request in flight (on PGlite they queue on one thread).
+      this.loading ??= this.load(real).finally(() => (this.loading = undefined));
+      await this.loading;
+      return Date.now() + this.offsetMs;
     }
     return real + this.offsetMs;
+  }
+
+  private loading: Promise<void> | undefined;
+
+  /** Bumped by set/reset: a read that started before them must not put the old offset back. */
+  private generation = 0;
+
+  private async load(real: number): Promise<void> {
+    const generation = this.generation;
+    const stored = await getSetting<{ offset_ms: number }>(this.db, KEY);
+    if (generation !== this.generation) return;
+    this.offsetMs = stored?.offset_ms ?? 0;
+    this.loadedAt = real;
   }
 
   async set(nowMs: number): Promise<void> {
     const offset = nowMs - Date.now();
     await putSetting(this.db, KEY, { offset_ms: offset }, new Date());
+    this.generation++;
     this.offsetMs = offset;
     this.loadedAt = Date.now();
   }
 
   async reset(): Promise<void> {
     await deleteSetting(this.db, KEY);
+    this.generation++;
     this.offsetMs = 0;
     this.loadedAt = Date.now();
   }

@@ -14,11 +14,31 @@ export class PartnerDirectory {
     private readonly ttlMs = 1000,
   ) {}
 
+  /** Reads in flight: the requests of one partner arriving during a refresh share its one query. */
+  private readonly loading = new Map<string, Promise<PartnerWithSecrets | undefined>>();
+
   async get(id: string): Promise<PartnerWithSecrets | undefined> {
     const hit = this.cache.get(id);
     const now = Date.now();
     if (hit && now - hit.at < this.ttlMs) return hit.partner;
+    let pending = this.loading.get(id);
+    if (!pending) {
+      const mine: Promise<PartnerWithSecrets | undefined> = this.load(id, now).finally(() => {
+        if (this.loading.get(id) === mine) this.loading.delete(id);
+      });
+      pending = mine;
+      this.loading.set(id, pending);
+    }
+    return pending;
+  }
+
+  /** Bumped by invalidate: a read that started before a change must not put the old row back. */
+  private generation = 0;
+
+  private async load(id: string, now: number): Promise<PartnerWithSecrets | undefined> {
+    const generation = this.generation;
     const partner = await findPartner(this.db, id);
+    if (generation !== this.generation) return partner;
     // Unknown ids are cached too, so a flood of bad ids cannot turn into a flood of queries.
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(id, { at: now, partner });
@@ -27,5 +47,7 @@ export class PartnerDirectory {
 
   invalidate(id: string): void {
     this.cache.delete(id);
+    this.loading.delete(id);
+    this.generation++;
   }
 }
