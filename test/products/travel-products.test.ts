@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payment, startHarness, type Creds, type Harness } from '../support/harness.ts';
-import { extractPdfText } from '../support/pdf-text.ts';
+import { startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { completeAndDownload as complete, storedOrders as stored } from '../support/orders.ts';
 
 /** medical and baggage from quote to policy PDF, what each refuses, and a green-card + medical order. */
 const NOW = '2026-11-21T10:00:00+02:00';
@@ -17,36 +17,13 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
+const storedOrders = () => stored(h, partner);
+const completeAndDownload = (id: string, price: number) => complete(h, partner, id, price, PAID_AT);
+
 type Body = Record<string, unknown>;
 const quote = <T = Body>(body: Body) => h.call<T & { error?: string }>('get-offers', body, partner);
 const create = (...products: Body[]) =>
   h.call('create-order', { customer: { phone: '+37369000222', name: 'Elena Munteanu' }, products }, partner);
-/** The partner's order ids, newest first (the operator's view: proves nothing was stored). */
-const storedOrders = async () =>
-  (
-    await h.admin<{ orders: { id: string }[] }>('GET', `/admin/orders?partner_id=${partner.id}`)
-  ).body.orders.map((o) => o.id);
-
-async function completeAndDownload(id: string, price: number) {
-  const confirmed = await h.call(
-    'confirm-order',
-    { id, payment: payment(price, { paid_at: PAID_AT }) },
-    partner,
-  );
-  expect(confirmed.status).toBe(200);
-  const done = await h.waitForStatus(id, 'completed', { creds: partner });
-  const products = done.body.products as Body[];
-  const pdfs: string[] = [];
-  for (const p of products) {
-    expect(p.file).toMatch(/^http:\/\/polita\.test\/files\/[0-9a-f]{32}\.pdf$/);
-    const res = await h.service.app.inject({ method: 'GET', url: new URL(p.file as string).pathname });
-    expect(res.statusCode).toBe(200);
-    expect(res.headers['content-type']).toBe('application/pdf');
-    pdfs.push(await extractPdfText(res.rawPayload));
-  }
-  return { order: done.body, products, pdfs };
-}
-
 async function expectRefusals(
   send: (b: Body) => Promise<{ status: number; body: Body }>,
   field: 'error' | 'message',
