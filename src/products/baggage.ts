@@ -3,7 +3,7 @@ import { productRule } from '../domain/errors.ts';
 import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { addDays, formatDmy } from '../domain/time.ts';
 import { Amount, convertedPrice, minorOf } from './insurance-pricing.ts';
-import { insurerName, rateText, requireIdnx, requireStartDate, S } from './shared.ts';
+import { insurerName, rateText, requireIdnx, requireStartDate, S, purchase } from './shared.ts';
 import type { ProductContext, ProductModule } from './types.ts';
 
 /**
@@ -116,12 +116,8 @@ export const baggage: ProductModule<BaggageCatalogue> = {
       rate: string;
     };
     const r = d.request;
-    const receipt = await ctx.providers.issuer.issue({
-      product: 'baggage',
-      orderId,
-      idx: row.idx,
+    const receipt = await purchase(ctx, row, orderId, {
       company: r.insurance_company,
-      startDate: row.start_date ?? undefined,
     });
     const fields = {
       product: 'baggage',

@@ -12,6 +12,7 @@ import {
   requireStartDate,
   requireVehicle,
   S,
+  purchase,
 } from './shared.ts';
 import type { ProductContext, ProductModule } from './types.ts';
 
@@ -162,14 +163,9 @@ export const greenCard: ProductModule<GreenCardCatalogue> = {
       rate: string;
     };
     const { request, vehicle: v } = d;
-    const receipt = await ctx.providers.issuer.issue({
-      product: 'green-card',
-      orderId,
-      idx: row.idx,
+    const receipt = await purchase(ctx, row, orderId, {
       vehicle: v.certificate,
       company: request.insurance_company,
-      startDate: row.start_date ?? undefined,
-      endDate: row.end_date ?? undefined,
     });
     const fields = {
       product: 'green-card',

@@ -12,7 +12,7 @@ import {
   resolveTrip,
   type MedicalCatalogue,
 } from './medical-tariff.ts';
-import { rateText, requireIdnx, S } from './shared.ts';
+import { rateText, requireIdnx, S, purchase } from './shared.ts';
 import type { ProductModule } from './types.ts';
 
 /**
@@ -222,13 +222,8 @@ export const medical: ProductModule<MedicalCatalogue> = {
       rate: string;
     };
     const r = d.request;
-    const receipt = await ctx.providers.issuer.issue({
-      product: 'medical',
-      orderId,
-      idx: row.idx,
+    const receipt = await purchase(ctx, row, orderId, {
       company: d.company,
-      startDate: row.start_date ?? undefined,
-      endDate: row.end_date ?? undefined,
     });
     const fields = {
       product: 'medical',

@@ -12,6 +12,7 @@ import {
   requireStartDate,
   requireVehicle,
   S,
+  purchase,
 } from './shared.ts';
 import type { ProductContext, ProductModule } from './types.ts';
 
@@ -144,14 +145,9 @@ export const rca: ProductModule<RcaCatalogue> = {
       vehicle: RegisteredVehicle;
       base_premium: number;
     };
-    const receipt = await ctx.providers.issuer.issue({
-      product: 'rca',
-      orderId,
-      idx: row.idx,
+    const receipt = await purchase(ctx, row, orderId, {
       vehicle: v.certificate,
       company: request.insurance_company,
-      startDate: row.start_date ?? undefined,
-      endDate: row.end_date ?? undefined,
     });
     const fields = {
       product: 'rca',

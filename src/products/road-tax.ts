@@ -4,7 +4,7 @@ import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { endDateForMonths, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { Amount, minorOf } from './insurance-pricing.ts';
-import { carModel, finalPrice, requireIdnx, requireVehicle, S } from './shared.ts';
+import { carModel, finalPrice, requireIdnx, requireVehicle, S, purchase } from './shared.ts';
 import type { ProductContext, ProductModule } from './types.ts';
 
 /**
@@ -121,13 +121,8 @@ export const roadTax: ProductModule<RoadTaxCatalogue> = {
   async issue(ctx, _cat, row, orderId) {
     const d = row.details as { request: Static<typeof orderSchema>; vehicle: RegisteredVehicle; tax: number };
     const { request: r, vehicle: v } = d;
-    const receipt = await ctx.providers.issuer.issue({
-      product: 'road-tax',
-      orderId,
-      idx: row.idx,
+    const receipt = await purchase(ctx, row, orderId, {
       vehicle: v.certificate,
-      startDate: row.start_date ?? undefined,
-      endDate: row.end_date ?? undefined,
     });
     const fields = {
       product: 'road-tax',

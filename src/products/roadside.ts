@@ -5,7 +5,7 @@ import { addDays, endDateForDays, endDateForMonths, formatDmy } from '../domain/
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { EU_CATEGORIES, OneOfLiterals, StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './eur-pricing.ts';
-import { carModel, requireStartDate, requireVehicle, S } from './shared.ts';
+import { carModel, requireStartDate, requireVehicle, S, purchase } from './shared.ts';
 import type { ProductContext, ProductModule } from './types.ts';
 
 /**
@@ -150,15 +150,10 @@ export const roadside: ProductModule<RoadsideCatalogue> = {
   async issue(ctx, _cat, row, orderId) {
     const d = row.details as unknown as RoadsideDetails;
     const v = d.vehicle;
-    const receipt = await ctx.providers.issuer.issue({
-      product: 'roadside-assistance-eu',
-      orderId,
-      idx: row.idx,
+    const receipt = await purchase(ctx, row, orderId, {
       vehicle: v.certificate,
       plate: v.plate,
       ...(v.vin ? { vin: v.vin } : {}),
-      startDate: row.start_date ?? undefined,
-      endDate: row.end_date ?? undefined,
     });
     const fields = {
       product: 'roadside-assistance-eu',

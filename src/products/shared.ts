@@ -3,7 +3,8 @@ import { DomainError, productRule, vehicleNotFound } from '../domain/errors.ts';
 import { idnxProblem } from '../domain/idnx.ts';
 import { formatRate, parseRate, withMarginBp } from '../domain/money.ts';
 import { addDays, isValidDate } from '../domain/time.ts';
-import type { RegisteredVehicle } from '../providers/types.ts';
+import type { OrderItemRow } from '../db/schema.ts';
+import type { IssueReceipt, IssueRequest, RegisteredVehicle } from '../providers/types.ts';
 import type { ProductContext } from './types.ts';
 
 /** Request-schema pieces shared by products ("schema" = types, formats, enumerations, always-required). */
@@ -67,4 +68,24 @@ export const finalPrice = (ctx: ProductContext, baseBani: number): number =>
 
 export function insurerName(ctx: ProductContext, code: string): string {
   return ctx.common.insurers.find((i) => i.code === code)?.name ?? code;
+}
+
+/**
+ * Buys one order item from its provider. The order, the item and its dates come from the stored
+ * row; the product names who or what is covered (vehicle, plate, VIN, insurer).
+ */
+export function purchase(
+  ctx: ProductContext,
+  row: OrderItemRow,
+  orderId: string,
+  subject: Omit<IssueRequest, 'product' | 'orderId' | 'idx'>,
+): Promise<IssueReceipt> {
+  return ctx.providers.issuer.issue({
+    product: row.product,
+    orderId,
+    idx: row.idx,
+    ...(row.start_date ? { startDate: row.start_date } : {}),
+    ...(row.end_date ? { endDate: row.end_date } : {}),
+    ...subject,
+  });
 }

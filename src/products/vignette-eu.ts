@@ -6,7 +6,7 @@ import type { EuCategory } from '../providers/types.ts';
 import { countryIso2, foreignCountryIso2, normalisePlate } from './countries.ts';
 import { EU_CATEGORIES, OneOfLiterals, StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './eur-pricing.ts';
-import { requireStartDate, requireVehicle, S } from './shared.ts';
+import { requireStartDate, requireVehicle, S, purchase } from './shared.ts';
 import type { ProductContext, ProductModule } from './types.ts';
 
 /**
@@ -325,15 +325,10 @@ export const vignetteEu: ProductModule<EuCatalogue> = {
 
   async issue(ctx, cat, row, orderId) {
     const d = row.details as unknown as EuDetails;
-    const receipt = await ctx.providers.issuer.issue({
-      product: 'vignette:eu',
-      orderId,
-      idx: row.idx,
+    const receipt = await purchase(ctx, row, orderId, {
       ...(d.vehicle.certificate ? { vehicle: d.vehicle.certificate } : {}),
       plate: d.vehicle.plate,
       vin: d.vehicle.vin,
-      startDate: row.start_date ?? undefined,
-      endDate: row.end_date ?? undefined,
     });
     const fields = {
       product: 'vignette:eu',

@@ -5,7 +5,7 @@ import { addDays, endDateForDays, endDateForMonths, formatDmy } from '../domain/
 import { countryIso2, foreignCountryIso2, normalisePlate } from './countries.ts';
 import { StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './eur-pricing.ts';
-import { requireIdnx, requireStartDate, S } from './shared.ts';
+import { requireIdnx, requireStartDate, S, purchase } from './shared.ts';
 import type { ProductContext, ProductModule } from './types.ts';
 
 /**
@@ -206,14 +206,9 @@ export const vignetteMd: ProductModule<MdCatalogue> = {
 
   async issue(ctx, cat, row, orderId) {
     const d = row.details as unknown as MdDetails;
-    const receipt = await ctx.providers.issuer.issue({
-      product: 'vignette:md',
-      orderId,
-      idx: row.idx,
+    const receipt = await purchase(ctx, row, orderId, {
       plate: d.registration_number,
       vin: d.vin,
-      startDate: row.start_date ?? undefined,
-      endDate: row.end_date ?? undefined,
     });
     const fields = {
       product: 'vignette:md',

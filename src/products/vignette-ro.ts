@@ -28,7 +28,7 @@ import {
   type RoVehicle,
 } from '../domain/ro-vignette.ts';
 import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
-import { carModel, finalPrice, rateOf, requireStartDate, requireVehicle, S } from './shared.ts';
+import { carModel, finalPrice, rateOf, requireStartDate, requireVehicle, S, purchase } from './shared.ts';
 import type { ProductContext, ProductModule } from './types.ts';
 
 /**
@@ -332,10 +332,7 @@ export const vignetteRo: ProductModule<RoCatalogue> = {
     const v = d.vehicle;
     const start = row.start_date!;
     const end = row.end_date!;
-    const receipt = await ctx.providers.issuer.issue({
-      product: 'vignette:ro',
-      orderId,
-      idx: row.idx,
+    const receipt = await purchase(ctx, row, orderId, {
       ...(v.certificate ? { vehicle: v.certificate } : {}),
       ...(v.plate ? { plate: v.plate } : {}),
       ...(v.vin ? { vin: v.vin } : {}),
