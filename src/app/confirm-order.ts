@@ -121,7 +121,7 @@ function validatePayment(order: OrderRow, p: PaymentInput, now: number): Payment
     receipt_id: p.receipt_id,
     transaction_id: p.transaction_id,
     paid_at: p.paid_at,
-    amount: p.amount,
+    amount_bani: amount,
     currency,
     ...(p.pos_id !== undefined ? { pos_id: p.pos_id } : {}),
   };

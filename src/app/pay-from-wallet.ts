@@ -1,5 +1,4 @@
 import { badRequest, DomainError, forbidden, notPayable } from '../domain/errors.ts';
-import { baniToMdl } from '../domain/money.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
 import { pickSubWallet, INSUFFICIENT, NO_WALLET, SPENDING_DISABLED } from '../domain/wallet.ts';
 import { transition } from '../db/repos/orders.ts';
@@ -49,7 +48,7 @@ export async function payFromWallet(svc: Services, partner: PartnerRow, id: stri
     const base = {
       transaction_id: `wallet:${id}`,
       paid_at: now,
-      amount: baniToMdl(order.price),
+      amount_bani: order.price,
       currency: 'MDL',
     };
     if (order.price > 0) {

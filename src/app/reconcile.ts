@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import { mdlToBani } from '../domain/money.ts';
 import type { Db } from '../db/database.ts';
 import { allRefunds } from '../db/repos/refunds.ts';
 import { allLedgerSums, allWallets, orderLinkedEntries, type LedgerRow } from '../db/repos/wallets.ts';
@@ -101,7 +100,7 @@ function checkOrder(
     return out;
   }
   if (o.payment_method === 'customer') {
-    const paid = o.payment ? mdlToBani(o.payment.amount) : null;
+    const paid = o.payment ? o.payment.amount_bani : null;
     if (paid !== o.price) out.push(`customer payment ${paid ?? 'missing'} bani, price ${o.price} bani`);
     if (payments.length || refundsBooked.length) out.push('customer-paid order has wallet ledger entries');
   } else if (o.payment_method === 'wallet') {

@@ -39,7 +39,8 @@ export interface PaymentData {
   receipt_id: string;
   transaction_id: string;
   paid_at: number;
-  amount: number;
+  /** The amount paid, in bani (the wire's MDL amount converted once, at validation). */
+  amount_bani: number;
   currency: string;
   pos_id?: string;
   /** For wallet payments: the sub-wallet that paid. */

@@ -170,7 +170,9 @@ describe('completion webhook', () => {
       partner_id: p.id,
       status: 'completed',
       stored_status: 'completed',
-      payment: { currency: 'MDL', amount: expect.any(Number), paid_at: expect.any(Number) },
+      // 100000001 at moldasig, no margin: 1050.00 × 1.20 (1.8 l engine) × 1.20 (Chișinău) × 1.00 (bonus-malus).
+      price: 1512,
+      payment: { currency: 'MDL', amount: 1512, paid_at: expect.any(Number) },
       ledger: [],
     });
     expect(d.body.products).toEqual([

@@ -2,9 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payment, RCA_QUOTE, rcaItem, startHarness, type Harness } from '../support/harness.ts';
 import { extractPdfText } from '../support/pdf-text.ts';
 
+const NOW = '2026-11-21T10:00:00+02:00';
+const PAID_AT = Date.parse(NOW) + 60_000;
+
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();
+  await h.setClock(NOW);
 });
 afterAll(() => h?.close());
 
@@ -27,6 +31,14 @@ describe('RCA from quote to policy PDF', () => {
       ].sort(),
     );
     expect(offer).toMatchObject({ product: 'rca', duration: 365, currency: 'MDL' });
+    // 100000001 (1.8 l petrol, owner in Chișinău), idnx 2003000000016 (bonus-malus 1.00), demo partner
+    // without margin: base premium × 1.20 (engine) × 1.20 (zone) × 1.00, from catalogue/rca.json.
+    expect(quote.body.offers.map((o) => [o.company, o.price, o.min_start_date, o.max_interval])).toEqual([
+      ['moldasig', 1512, '2026-11-21', 180], // 1050.00 × 1.44
+      ['donaris', 1612.8, '2026-11-21', 180], // 1120.00 × 1.44
+      ['grawe', 1699.2, '2026-11-21', 180], // 1180.00 × 1.44
+      ['general', 1454.4, '2026-11-21', 180], // 1010.00 × 1.44
+    ]);
 
     const created = await h.call('create-order', {
       customer: { phone: '+37369123456', name: 'Ștefan Țurcanu' },
@@ -42,15 +54,20 @@ describe('RCA from quote to policy PDF', () => {
     });
     const id = created.body.id as string;
 
-    const confirmed = await h.call('confirm-order', { id, payment: payment(offer.price as number) });
+    const confirmed = await h.call('confirm-order', {
+      id,
+      payment: payment(offer.price as number, { paid_at: PAID_AT }),
+    });
     expect(confirmed.status).toBe(200);
-    expect(confirmed.body).toMatchObject({
+    expect(confirmed.body).toEqual({
       id,
       status: 'paid',
-      start_date: offer.min_start_date,
-      price: offer.price,
+      description: 'Asigurare RCA, HONDA CIVIC CHY999',
+      start_date: '2026-11-21',
+      end_date: '2027-11-20',
+      price: 1512,
+      currency: 'MDL',
     });
-    expect(confirmed.body.end_date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
 
     const done = await h.waitForStatus(id, 'completed');
     const products = done.body.products as Record<string, unknown>[];
@@ -60,8 +77,8 @@ describe('RCA from quote to policy PDF', () => {
       product: 'rca',
       plate_number: 'CHY999',
       car_model: 'HONDA CIVIC',
-      reference_price: expect.stringMatching(/^\d+\.\d{2} MDL$/),
-      reference_exchange_rate: expect.any(String),
+      reference_price: '1512.00 MDL',
+      reference_exchange_rate: '1 MDL 1.0000 MDL',
       price: offer.price,
       currency: 'MDL',
       file: expect.stringMatching(/^http:\/\/polita\.test\/files\/[0-9a-f]{32}\.pdf$/),
@@ -86,7 +103,9 @@ describe('RCA from quote to policy PDF', () => {
       products: [rcaItem(offer.min_start_date, { vehicle: '100000010' })],
     });
     const id = created.body.id as string;
-    expect((await h.call('confirm-order', { id, payment: payment(offer.price) })).status).toBe(200);
+    expect(
+      (await h.call('confirm-order', { id, payment: payment(offer.price, { paid_at: PAID_AT }) })).status,
+    ).toBe(200);
     const failed = await h.waitForStatus(id, 'failed');
     expect(failed.body.products).toBeUndefined();
   });

@@ -57,9 +57,27 @@ describe('get-balance', () => {
   });
 
   it('shows the demo partner its seeded 10 000 MDL online and 500 MDL promo', async () => {
+    // Other tests here spend the demo wallet, so the seed is checked where it cannot move: the ledger.
+    const s = await h.admin<{
+      entries: { wallet: string; kind: string; amount: number; reference: string | null }[];
+    }>('GET', '/admin/partners/demo/wallet/statement?from=2026-01-01&to=2026-12-31');
+    expect(s.status).toBe(200);
+    expect(s.body.entries.filter((e) => e.reference?.startsWith('sandbox-seed'))).toEqual([
+      expect.objectContaining({
+        wallet: 'online',
+        kind: 'credit',
+        amount: 10_000,
+        reference: 'sandbox-seed-online',
+      }),
+      expect.objectContaining({
+        wallet: 'promo',
+        kind: 'credit',
+        amount: 500,
+        reference: 'sandbox-seed-promo',
+      }),
+    ]);
     const b = await balance(h);
-    expect(b.wallets.online).toBeLessThanOrEqual(10_000);
-    expect(b.wallets.promo).toBeLessThanOrEqual(500);
+    expect(b.wallets.online + b.wallets.promo).toBe(b.balance);
   });
 
   it('ignores unknown fields and answers 403 without a wallet', async () => {

@@ -98,9 +98,10 @@ async function apply(
       const res = await h.call('pay-order-from-balance', { id }, p);
       const from = m.w.promo >= bani ? 'promo' : m.w.online >= bani ? 'online' : null;
       if (!from) {
-        expect(res.body, 'the model says no single wallet covers it').toMatchObject({
-          error: 'Insufficient balance',
-        });
+        expect(res.status, 'the model says no single wallet covers it').toBe(400);
+        expect(res.body).toMatchObject({ error: 'Insufficient balance' });
+        const after = await h.call('get-order', { id }, p);
+        expect(after.body.status, 'a refused wallet payment leaves the draft as it was').toBe('draft');
         return;
       }
       expect(res.status, JSON.stringify(res.body)).toBe(200);
