@@ -89,7 +89,12 @@ export async function createOrder(svc: Services, partner: PartnerRow, input: Cre
       if (attempt < 3 && isUniqueViolation(err)) continue;
       throw err;
     }
-    const echo = first.createEchoes ?? { startDate: false, endDate: false };
+    // The spec echoes dates for vignette:md (start and end) and vignette:eu (start): an order that
+    // holds such a product echoes the order's dates (its earliest start, its latest end).
+    const echo = {
+      startDate: modules.some((m) => m.createEchoes?.startDate),
+      endDate: modules.some((m) => m.createEchoes?.endDate),
+    };
     const row = { id, ...base, customer: input.customer, payment: null };
     return orderView(row, [], now, {
       dates: { start: echo.startDate, end: echo.endDate },

@@ -29,9 +29,9 @@ export function countryIso2(field: string, code: string): string {
 }
 
 /** A registration country of a foreign vehicle: any known country but Moldova. */
-export function foreignCountryIso2(field: string, code: string): string {
+export function foreignCountryIso2(field: string, code: string, hint?: string): string {
   const iso2 = countryIso2(field, code);
-  if (iso2 === 'MD') throw productRule(`${field} must not be MD: use vehicle for an MD-registered vehicle`);
+  if (iso2 === 'MD') throw productRule(`${field} must not be MD${hint ? `: ${hint}` : ''}`);
   return iso2;
 }
 

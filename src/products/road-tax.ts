@@ -129,7 +129,8 @@ export const roadTax: ProductModule<RoadTaxCatalogue> = {
       plate_number: v.plate,
       car_model: carModel(v),
       // Registry without a VIN (or chassis number): the field is left out rather than faked.
-      ...(v.vin ? { vin_code: v.vin } : {}),
+      // decisions.md lists vin_code for every road-tax policy: empty when the registry holds none.
+      vin_code: v.vin ?? '',
       start_date: row.start_date!,
       end_date: row.end_date!,
       price: baniToMdl(row.price),

@@ -74,11 +74,9 @@ const quoteSchema = Type.Object({
   ),
   validity: Type.Optional(Type.String({ maxLength: 20, description: 'Option id; filters to one option' })),
   start_date: Type.Optional(S.date('yyyy-mm-dd; defaults to today')),
+  // Any value is accepted (spec: lang never causes a rejection); langOf reads it, defaulting to RO.
   lang: Type.Optional(
-    Type.String({
-      maxLength: 20,
-      description: 'RO (default), EN, RU, case-insensitive; anything else reads as RO',
-    }),
+    Type.Unknown({ description: 'RO (default), EN, RU, case-insensitive; anything else reads as RO' }),
   ),
 });
 const orderSchema = Type.Object({
@@ -110,6 +108,9 @@ interface Profile {
   massKg?: number | undefined;
   places?: number | undefined;
 }
+
+/** An MD-registered vehicle is quoted and ordered through `vehicle`, not `foreign_vehicle`. */
+const USE_VEHICLE = 'use vehicle for an MD-registered vehicle';
 
 const langOf = (raw: unknown): Lang => {
   const upper = typeof raw === 'string' ? raw.trim().toUpperCase() : 'RO';
@@ -158,7 +159,7 @@ function quoteProfile(
   }
   const f = req.foreign_vehicle;
   if (!f) return null;
-  foreignCountryIso2('foreign_vehicle.registration_country', f.registration_country);
+  foreignCountryIso2('foreign_vehicle.registration_country', f.registration_country, USE_VEHICLE);
   return { category: f.category, massKg: f.max_authorized_mass, places: f.places };
 }
 
@@ -192,7 +193,11 @@ async function orderVehicle(ctx: ProductContext, item: EuOrder): Promise<EuVehic
     };
   }
   const f = item.foreign_vehicle!;
-  const country = foreignCountryIso2('foreign_vehicle.registration_country', f.registration_country);
+  const country = foreignCountryIso2(
+    'foreign_vehicle.registration_country',
+    f.registration_country,
+    USE_VEHICLE,
+  );
   return {
     plate: normalisePlate(f.plate_number, country),
     carModel: [f.make, f.model].filter(Boolean).join(' ').toUpperCase(),

@@ -346,7 +346,8 @@ export const vignetteRo: ProductModule<RoCatalogue> = {
       vignette_series: receipt.series,
       plate_number: v.plate ?? '',
       vehicle_category: `${d.category}-${d.category_label}`,
-      ...(v.vin ? { vin_code: v.vin } : {}),
+      // The spec lists vin_code on every issued RO vignette: empty when the registry holds none (old regime only).
+      vin_code: v.vin ?? '',
       ...(after
         ? {
             emission_class: d.emission_class,

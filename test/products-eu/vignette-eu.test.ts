@@ -117,9 +117,9 @@ describe('vignette:eu quotes', () => {
 
   it('never rejects for lang: unknown values read as RO', async () => {
     const ro = await quote({ country: 'SI', vehicle: '100000001' });
-    for (const lang of ['de', 'xx', '', 'english', 'RO ']) {
+    for (const lang of ['de', 'xx', '', 'english', 'RO ', 'x'.repeat(50), 5, null, ['EN'], { lang: 'EN' }]) {
       const q = await quote({ country: 'SI', vehicle: '100000001', lang });
-      expect(q.status, lang).toBe(200);
+      expect(q.status, JSON.stringify(lang)).toBe(200);
       expect(q.body).toEqual(ro.body);
     }
     expect(ro.body.offers[0]).toMatchObject({ country_name: 'Slovenia', vehicle_class: '2A' });

@@ -73,7 +73,8 @@ export async function orderDetail(svc: Services, id: string) {
     customer: o.customer,
     start_date: o.start_date,
     end_date: o.end_date,
-    payment: o.payment && (({ amount_bani, ...rest }) => ({ ...rest, amount: baniToMdl(amount_bani) }))(o.payment),
+    payment:
+      o.payment && (({ amount_bani, ...rest }) => ({ ...rest, amount: baniToMdl(amount_bani) }))(o.payment),
     paid_at: o.paid_at ? isoLocal(o.paid_at.getTime()) : null,
     completed_at: o.completed_at ? isoLocal(o.completed_at.getTime()) : null,
     products: items.map((it) => ({
