@@ -1,7 +1,7 @@
 import { conflict, notFound } from '../domain/errors.ts';
 import { lockOrder, transition } from '../db/repos/orders.ts';
 import { findRefund, insertRefund } from '../db/repos/refunds.ts';
-import { book, lockWallet, orderLedger } from '../db/repos/wallets.ts';
+import { bookEntry, lockWallet, orderLedger } from '../db/repos/wallets.ts';
 import { baniToMdl } from '../domain/money.ts';
 import { isoLocal } from '../domain/time.ts';
 import type { Services } from './services.ts';
@@ -33,7 +33,7 @@ export async function refundOrder(svc: Services, id: string, input: { reason: st
         if (!paid) throw conflict(`Order ${id} is marked wallet-paid but has no ledger payment`);
         const wallet = await lockWallet(trx, order.partner_id);
         if (!wallet) throw conflict(`Partner ${order.partner_id} has no wallet to refund to`);
-        await book(trx, wallet, {
+        const booked = await bookEntry(trx, wallet, {
           partnerId: order.partner_id,
           wallet: paid.wallet,
           amount: -paid.amount,
@@ -43,13 +43,7 @@ export async function refundOrder(svc: Services, id: string, input: { reason: st
           actor: input.actor,
           at,
         });
-        const entry = await trx
-          .selectFrom('ledger_entries')
-          .select('id')
-          .where('order_id', '=', id)
-          .where('kind', '=', 'refund')
-          .executeTakeFirstOrThrow();
-        ledgerEntryId = entry.id;
+        ledgerEntryId = booked!.entryId;
       }
     }
     const method = order.payment_method === 'wallet' ? 'wallet' : 'customer';

@@ -1,5 +1,4 @@
 import { productRule } from './errors.ts';
-import { divRoundHalfUp, RATE_SCALE } from './money.ts';
 import { formatDmy, localInstant } from './time.ts';
 
 /**
@@ -145,10 +144,6 @@ export function tariffsFor(
     .filter((r): r is { duration: number; eur: string } => typeof r.eur === 'string')
     .sort((a, b) => a.duration - b.duration);
 }
-
-/** EUR cents → RON bani at the supplier's monthly rate (10^4-scaled), rounded half up. */
-export const eurToRon = (eurCents: number, eurRonRate: number): number =>
-  divRoundHalfUp(eurCents * eurRonRate, RATE_SCALE);
 
 /**
  * A plate as the registry writes it: upper case; internal spaces kept (single) for AT and DE,

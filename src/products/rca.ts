@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { baniToMdl, divRoundHalfUp, formatAmount, parseDecimal, parseRate } from '../domain/money.ts';
+import { baniToMdl, formatAmount, parseDecimal } from '../domain/money.ts';
 import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import {
@@ -14,13 +14,13 @@ import {
   S,
   purchase,
 } from './shared.ts';
+import { Coefficient, mulCoefficient } from './insurance-pricing.ts';
 import type { ProductContext, ProductModule } from './types.ts';
 
 /**
  * RCA, Moldovan motor third-party liability, one year. Premium = the insurer's base premium ×
  * vehicle coefficient (category, engine) × home-zone coefficient × bonus-malus coefficient.
  */
-const Coefficient = Type.String({ pattern: '^[0-9]+\\.[0-9]{2,4}$' });
 const CatalogueSchema = Type.Object({
   max_interval: Type.Integer({ minimum: 0 }),
   min_start_offset_days: Type.Integer({ minimum: 0 }),
@@ -52,8 +52,6 @@ const orderSchema = Type.Object({
   idnx: S.idnx(),
 });
 
-const mul = (bani: number, coefficient: string) => divRoundHalfUp(bani * parseRate(coefficient), 10_000);
-
 function vehicleCoefficient(cat: RcaCatalogue, v: RegisteredVehicle): string {
   if (v.fuel === 'electric') return cat.electric_coefficient;
   const tiers = cat.vehicle_coefficients[v.category];
@@ -76,7 +74,7 @@ function premium(
 ): number {
   const zone = cat.zone_coefficients[v.owner.locality] ?? cat.zone_coefficients.default ?? '1.00';
   let bani = parseDecimal(company.base_premium, 2);
-  for (const c of [vehicleCoefficient(cat, v), zone, bonusMalus(cat, idnx)]) bani = mul(bani, c);
+  for (const c of [vehicleCoefficient(cat, v), zone, bonusMalus(cat, idnx)]) bani = mulCoefficient(bani, c);
   return bani;
 }
 

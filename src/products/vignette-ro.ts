@@ -12,7 +12,6 @@ import {
   activeVignetteMessage,
   DEFAULT_INSTANTS,
   EMISSION_CLASSES,
-  eurToRon,
   foreignVehicleProblem,
   NO_VIGNETTE,
   NO_VIN,
@@ -218,7 +217,7 @@ async function assess(ctx: ProductContext, cat: RoCatalogue, req: QuoteRequest |
 }
 
 function amounts(ctx: ProductContext, cat: RoCatalogue, eur: string) {
-  const ron = eurToRon(parseDecimal(eur, 2), parseRate(cat.eur_ron_rate));
+  const ron = convertToBani(parseDecimal(eur, 2), parseRate(cat.eur_ron_rate));
   const price = finalPrice(ctx, convertToBani(ron, rateOf(ctx, 'RON')));
   return { ron, price };
 }

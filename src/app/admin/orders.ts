@@ -4,6 +4,7 @@ import { ORDER_STATUSES, effectiveStatus, type OrderStatus } from '../../domain/
 import { isoLocal } from '../../domain/time.ts';
 import { findOrder, listOrders, orderEvents, orderItems } from '../../db/repos/orders.ts';
 import { attemptsFor } from '../../db/repos/webhooks.ts';
+import { orderLedger } from '../../db/repos/wallets.ts';
 import type { OrderRow } from '../../db/schema.ts';
 import { deliverWebhook } from '../deliver-webhook.ts';
 import { refundView } from '../refund-order.ts';
@@ -65,7 +66,7 @@ export async function orderDetail(svc: Services, id: string) {
     orderItems(svc.db, id),
     orderEvents(svc.db, id),
     attemptsFor(svc.db, id),
-    svc.db.selectFrom('ledger_entries').selectAll().where('order_id', '=', id).orderBy('id').execute(),
+    orderLedger(svc.db, id),
     refundView(svc, id),
   ]);
   return {
