@@ -192,27 +192,39 @@ export function payment(amount: number, n: string = Math.random().toString(36).s
 
 export const RCA_QUOTE = { product: 'rca', vehicle: '100000001', duration: 365, idnx: '2003000000016' };
 
-/** A fresh RCA draft for the demo partner: get-offers, then create-order from the first offer. */
-export async function rcaDraft(p: ServiceProcess): Promise<{ id: string; price: number }> {
+/**
+ * A fresh RCA draft: get-offers, then create-order from the first offer. By default for the demo
+ * partner; `creds` makes it another partner's, `pick` takes offer `pick` (modulo the offers) instead.
+ */
+export async function rcaDraft(
+  p: ServiceProcess,
+  creds: Creds = p.demo,
+  pick = 0,
+): Promise<{ id: string; price: number }> {
   const q = await p.call<{ offers: { price: number; min_start_date: string; company: string }[] }>(
     'get-offers',
     RCA_QUOTE,
+    creds,
   );
   if (q.status !== 200) throw new Error(`get-offers answered ${q.status}: ${JSON.stringify(q.body)}`);
-  const offer = q.body.offers[0]!;
-  const created = await p.call<{ id: string; price: number }>('create-order', {
-    customer: { phone: '+37369123456', name: 'Ion Popescu' },
-    products: [
-      {
-        product: 'rca',
-        vehicle: '100000001',
-        start_date: offer.min_start_date,
-        duration: 365,
-        insurance_company: offer.company,
-        idnx: '2003000000016',
-      },
-    ],
-  });
+  const offer = q.body.offers[pick % q.body.offers.length]!;
+  const created = await p.call<{ id: string; price: number }>(
+    'create-order',
+    {
+      customer: { phone: '+37369123456', name: 'Ion Popescu' },
+      products: [
+        {
+          product: 'rca',
+          vehicle: '100000001',
+          start_date: offer.min_start_date,
+          duration: 365,
+          insurance_company: offer.company,
+          idnx: '2003000000016',
+        },
+      ],
+    },
+    creds,
+  );
   if (created.status !== 200)
     throw new Error(`create-order answered ${created.status}: ${JSON.stringify(created.body)}`);
   return created.body;
