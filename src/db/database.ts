@@ -7,6 +7,7 @@ import { lockDataDir } from './lock-file.ts';
 import { migrations } from './migrations.ts';
 import { Mutex } from './mutex.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { preparingPool } from './prepared-pool.ts';
 import type { DB } from './schema.ts';
 
 export type Db = Kysely<DB>;
@@ -45,7 +46,7 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
   // An idle client the server disconnects (restart, failover, pg_terminate_backend) emits 'error' on
   // the pool; without a listener that crashes the process. The pool drops the client and makes a new one.
   pool.on('error', (err) => process.emitWarning(`PostgreSQL dropped an idle connection: ${err.message}`));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   await sql`select 1`.execute(db);
   await migrate(db);
   return {

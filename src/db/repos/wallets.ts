@@ -78,7 +78,12 @@ export async function bookEntry(
       actor: line.actor,
       created_at: line.at,
     })
-    .onConflict((oc) => oc.columns(['partner_id', 'reference']).where('kind', '=', 'credit').doNothing())
+    .onConflict((oc) =>
+      oc
+        .columns(['partner_id', 'reference'])
+        .where(sql<boolean>`kind = 'credit'`)
+        .doNothing(),
+    )
     .returning('id')
     .executeTakeFirst();
   if (!inserted) return null;

@@ -1,0 +1,47 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { preparingPool } from '../../src/db/prepared-pool.ts';
+import { onPostgres, testDatabaseUrl } from '../support/database.ts';
+
+describe.skipIf(!onPostgres())('the PostgreSQL pool that prepares repeated statements', () => {
+  let db: Awaited<ReturnType<typeof testDatabaseUrl>>;
+  let kysely: Kysely<Record<string, Record<string, unknown>>>;
+
+  beforeAll(async () => {
+    db = await testDatabaseUrl();
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    kysely = new Kysely({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+    await sql`create table t (id int primary key, a text)`.execute(kysely);
+    await sql`insert into t values (1, 'x')`.execute(kysely);
+  });
+
+  afterAll(async () => {
+    await kysely?.destroy();
+    await db?.drop();
+  });
+
+  const prepared = async () =>
+    (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(kysely)).rows.map(
+      (r) => r.statement,
+    );
+
+  it('prepares a parametrised text the second time it runs, and never one without parameters', async () => {
+    const q = () => kysely.selectFrom('t').selectAll().where('id', '=', 1).execute();
+    await q();
+    expect(await prepared()).toEqual([]);
+    expect(await q()).toEqual([{ id: 1, a: 'x' }]);
+    expect(await prepared()).toEqual(['select * from "t" where "id" = $1']);
+    // Several statements in one message go as a simple query (parameters are not allowed there).
+    await sql.raw(`update t set a = 'y' where id = 1; select 1`).execute(kysely);
+    expect((await q())[0]).toEqual({ id: 1, a: 'y' });
+  });
+
+  it('fails once after a migration changes a prepared statement’s result, then prepares it again', async () => {
+    const q = () => kysely.selectFrom('t').selectAll().where('id', '=', 1).execute();
+    await q();
+    await sql`alter table t add column b int`.execute(kysely);
+    await expect(q()).rejects.toMatchObject({ code: '0A000' });
+    expect(await q()).toEqual([{ id: 1, a: 'y', b: null }]);
+  });
+});
