@@ -38,6 +38,7 @@ export function createServices(
 ): Services {
   return {
     db: database.db,
+    engine: database.engine,
     clock: new Clock(database.db, config.sandbox),
     partners: new PartnerDirectory(database.db),
     catalogue: loadCatalogue(),

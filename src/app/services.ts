@@ -22,6 +22,8 @@ export interface JobQueue {
 /** Everything a use case may touch, wired by hand in main.ts (and in the test helper). */
 export interface Services {
   db: Db;
+  /** PostgreSQL takes several statements in one message; PGlite (one session, in process) does not need to. */
+  engine: 'pglite' | 'postgres';
   clock: Clock;
   partners: PartnerDirectory;
   catalogue: Catalogue;

@@ -184,4 +184,17 @@ alter table order_events add constraint order_events_transition check (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'refusals raised from a statement',
+    sql: `
+-- A statement refuses (and so rolls back everything it and its transaction did) by calling this
+-- in a CASE: the wallet payment books and commits in one message, and a payment no sub-wallet
+-- covers must not commit the rest of its transaction. Volatile, so it is never folded early.
+-- (The body on one line: the runner splits statements at a semicolon that ends a line.)
+create function polita_refuse(reason text) returns boolean language plpgsql volatile as $$
+begin raise exception '%', reason using errcode = 'P0001'; end
+$$;
+`,
+  },
 ];
