@@ -41,11 +41,19 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
       }
     },
   });
-  app.addHook('onResponse', async (req, reply) => {
-    duration.observe(
-      { route: req.routeOptions.url ?? 'unmatched', method: req.method, status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
+  // One labelled child per route, method and status, looked up by a plain key: observe() with a
+  // labels object hashes the labels on every request. A callback hook: no promise per request.
+  const children = new Map<string, { observe(v: number): void }>();
+  app.addHook('onResponse', (req, reply, done) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    const key = `${req.method} ${reply.statusCode} ${route}`;
+    let child = children.get(key);
+    if (!child) {
+      child = duration.labels({ route, method: req.method, status: String(reply.statusCode) });
+      children.set(key, child);
+    }
+    child.observe(reply.elapsedTime / 1000);
+    done();
   });
   return registry;
 }

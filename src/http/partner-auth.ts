@@ -23,8 +23,9 @@ const FORBIDDEN = { statusCode: 403, error: 'Forbidden', message: 'Invalid signa
 export function installPartnerAuth(app: FastifyInstance, partners: PartnerDirectory): void {
   app.decorateRequest('partner', null as unknown as PartnerWithSecrets);
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     if (request.headers[SIGNATURE_HEADER] === undefined) return sendError(reply, UNAUTHORIZED);
+    done();
   });
 
   app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {

@@ -44,8 +44,11 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<F
     },
     forceCloseConnections: false,
   });
-  app.addHook('onSend', async (req, reply) => {
+  // Set as the request arrives, so every answer carries it (errors too); a callback hook, as it
+  // runs on every request and an async one costs a promise each time.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
   if (opts.logger.isLevelEnabled('debug')) {
     app.addHook('onResponse', async (req, reply) => {

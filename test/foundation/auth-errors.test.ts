@@ -250,10 +250,30 @@ describe('operations endpoints', () => {
     expect(ready.json()).toEqual({ status: 'ready' });
   });
 
+  it('puts a request id on every answer, refusals and unknown routes too, and takes the caller’s', async () => {
+    const unsigned = await h.service.app.inject({ method: 'POST', url: '/v1/get-offers', payload: {} });
+    expect(unsigned.statusCode).toBe(401);
+    expect(unsigned.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const missing = await get('/no-such-route');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const ok = await h.service.app.inject({
+      method: 'GET',
+      url: '/healthz',
+      headers: { 'x-request-id': 'trace-42' },
+    });
+    expect(ok.headers['x-request-id']).toBe('trace-42');
+  });
+
   it('exposes Prometheus metrics with route labels, orders and queue depth', async () => {
+    await h.call('get-order', { id: 'IAI000000AAA' });
     await h.call('get-order', { id: 'IAI000000AAA' });
     const res = await get('/metrics');
     expect(res.statusCode).toBe(200);
+    // Both calls counted under one labelled series.
+    expect(res.body).toMatch(
+      /http_request_duration_seconds_count\{route="\/v1\/get-order",method="POST",status="404"\} [2-9]/,
+    );
     expect(res.body).toMatch(/http_request_duration_seconds_bucket\{[^}]*route="\/v1\/get-order"/);
     expect(res.body).toContain('polita_orders');
     expect(res.body).toContain('polita_job_queue_depth');
