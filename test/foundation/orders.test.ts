@@ -59,6 +59,22 @@ describe('create-order', () => {
     expect(detail.body.products).toHaveLength(10);
   });
 
+  it('takes customer.email as the spec types it, any string (empty too), up to 200 characters', async () => {
+    for (const email of ['', 'ion.popescu', 'ion@example.md']) {
+      const res = await h.call('create-order', {
+        customer: { ...customer, email },
+        products: [rcaItem(TODAY)],
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    }
+    const long = await h.call('create-order', {
+      customer: { ...customer, email: `${'x'.repeat(190)}@example.md` },
+      products: [rcaItem(TODAY)],
+    });
+    expect(long.status).toBe(400);
+    expect(long.body.message).toMatch(/email/);
+  });
+
   it('refuses 0 or 11 products with a schema 400', async () => {
     for (const n of [0, 11]) {
       const res = await h.call('create-order', {
