@@ -69,7 +69,12 @@ export async function startService(
 ): Promise<Service> {
   const log = opts.logger ?? pino({ level: config.logLevel });
   const database =
-    opts.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+    opts.database ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      prepare: config.pgPreparedStatements,
+    }));
   try {
     const boss = await startBoss(database, log);
     const svc = createServices(config, database, {

@@ -195,7 +195,12 @@ async function main(): Promise<number> {
   const log = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2));
   let database: Database;
   try {
-    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+    database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolSize: 2,
+      prepare: config.pgPreparedStatements,
+    });
   } catch (err) {
     if (err instanceof DataDirLockedError) {
       console.error(

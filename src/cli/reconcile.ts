@@ -13,6 +13,7 @@ try {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: 1,
+    prepare: config.pgPreparedStatements,
   });
   try {
     const result = await reconcile(database.db);

@@ -31,22 +31,25 @@ export interface OpenOptions {
   databaseUrl?: string | undefined;
   dataDir: string;
   poolSize?: number;
+  /** PostgreSQL: send repeated query texts as named prepared statements (default true). */
+  prepare?: boolean;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const url = opts.databaseUrl;
-  if (url && /^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 20);
+  if (url && /^postgres(ql)?:\/\//.test(url))
+    return openPostgres(url, opts.poolSize ?? 20, opts.prepare ?? true);
   if (url && url !== 'memory://')
     throw new Error(`DATABASE_URL must be postgres://…, postgresql://… or memory://`);
   return openPglite(url === 'memory://' ? undefined : opts.dataDir);
 }
 
-async function openPostgres(connectionString: string, max: number): Promise<Database> {
+async function openPostgres(connectionString: string, max: number, prepare: boolean): Promise<Database> {
   const pool = new pg.Pool({ connectionString, max });
   // An idle client the server disconnects (restart, failover, pg_terminate_backend) emits 'error' on
   // the pool; without a listener that crashes the process. The pool drops the client and makes a new one.
   pool.on('error', (err) => process.emitWarning(`PostgreSQL dropped an idle connection: ${err.message}`));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: prepare ? preparingPool(pool) : pool }) });
   await sql`select 1`.execute(db);
   await migrate(db);
   return {

@@ -18,3 +18,13 @@ describe('WORKERS', () => {
     expect(() => loadConfig({ WORKERS: 'api' })).toThrow('WORKERS must be true or false, got "api"');
   });
 });
+
+describe('PG_PREPARED_STATEMENTS', () => {
+  it('defaults to on, reads false, and refuses anything else naming the variable', () => {
+    expect(loadConfig({}).pgPreparedStatements).toBe(true);
+    expect(loadConfig({ PG_PREPARED_STATEMENTS: 'false' }).pgPreparedStatements).toBe(false);
+    expect(() => loadConfig({ PG_PREPARED_STATEMENTS: 'maybe' })).toThrow(
+      'PG_PREPARED_STATEMENTS must be true or false, got "maybe"',
+    );
+  });
+});

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/database.ts';
 import { preparingPool } from '../../src/db/prepared-pool.ts';
 import { onPostgres, testDatabaseUrl } from '../support/database.ts';
 
@@ -43,5 +44,21 @@ describe.skipIf(!onPostgres())('the PostgreSQL pool that prepares repeated state
     await sql`alter table t add column b int`.execute(kysely);
     await expect(q()).rejects.toMatchObject({ code: '0A000' });
     expect(await q()).toEqual([{ id: 1, a: 'y', b: null }]);
+  });
+
+  it('is what the service opens, unless PG_PREPARED_STATEMENTS=false asks for plain queries', async () => {
+    for (const prepare of [true, false]) {
+      const database = await openDatabase({ databaseUrl: db.url, dataDir: '', poolSize: 1, prepare });
+      try {
+        for (let i = 0; i < 2; i++)
+          await database.db.selectFrom('orders').select('id').where('id', '=', 'X').execute();
+        const { rows } = await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_prepared_statements`.execute(database.db);
+        expect(rows[0]!.n > 0, `prepare: ${prepare}`).toBe(prepare);
+      } finally {
+        await database.close();
+      }
+    }
   });
 });
