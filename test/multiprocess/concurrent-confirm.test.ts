@@ -1,36 +1,16 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres, testDatabaseUrl } from '../support/database.ts';
-import { eventually, payment, rcaDraft, spawnService, type ServiceProcess } from './process.ts';
+import { describe, expect, it } from 'vitest';
+import { onPostgres } from '../support/database.ts';
+import { eventually, payment, rcaDraft, twoServicesOnOneDatabase } from './process.ts';
 
 /**
  * decisions.md §5: concurrent payments of one order across any number of instances on one
  * database: exactly one succeeds. Two real service processes on one PostgreSQL database.
  */
 describe.skipIf(!onPostgres())('two service processes on one PostgreSQL database', () => {
-  let db: Awaited<ReturnType<typeof testDatabaseUrl>>;
-  let procs: ServiceProcess[] = [];
-  let client: pg.Client;
-
-  beforeAll(async () => {
-    db = await testDatabaseUrl();
-    // Started together: migrations and the demo partner seed must cope with a twin starting at once.
-    procs = await Promise.all([
-      spawnService({ DATABASE_URL: db.url }),
-      spawnService({ DATABASE_URL: db.url }),
-    ]);
-    client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-  }, 60_000);
-
-  afterAll(async () => {
-    await Promise.all(procs.map((p) => p.kill()));
-    await client?.end();
-    await db?.drop();
-  }, 60_000);
+  const env = twoServicesOnOneDatabase();
 
   it('lets exactly one of 50 simultaneous confirm-order calls with different payments pay one draft', async () => {
-    const [a, b] = procs as [ServiceProcess, ServiceProcess];
+    const { a, b, client } = env;
     expect(b.demo.secret).toBe(a.demo.secret); // one partner, stored once, whoever seeded it
     const draft = await rcaDraft(a);
 

@@ -1,16 +1,14 @@
 import { spawn } from 'node:child_process';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres, testDatabaseUrl } from '../support/database.ts';
+import { describe, expect, it } from 'vitest';
+import { onPostgres } from '../support/database.ts';
 import {
   eventually,
   payment,
   rcaDraft,
   ROOT,
-  spawnService,
+  twoServicesOnOneDatabase,
   type Creds,
   type Reply,
-  type ServiceProcess,
 } from './process.ts';
 
 /**
@@ -46,28 +44,10 @@ function runReconcile(url: string): Promise<{ code: number | null; output: strin
 describe.skipIf(!onPostgres())(
   'wallet payments from two service processes on one PostgreSQL database',
   () => {
-    let db: Awaited<ReturnType<typeof testDatabaseUrl>>;
-    let procs: ServiceProcess[] = [];
-    let client: pg.Client;
-
-    beforeAll(async () => {
-      db = await testDatabaseUrl();
-      procs = await Promise.all([
-        spawnService({ DATABASE_URL: db.url }),
-        spawnService({ DATABASE_URL: db.url }),
-      ]);
-      client = new pg.Client({ connectionString: db.url });
-      await client.connect();
-    }, 60_000);
-
-    afterAll(async () => {
-      await Promise.all(procs.map((p) => p.kill()));
-      await client?.end();
-      await db?.drop();
-    }, 60_000);
+    const env = twoServicesOnOneDatabase();
 
     it(`pays each of ${DRAFTS} drafts at most once over ${ATTEMPTS} mixed attempts, never overdraws, and reconciles`, async () => {
-      const [a, b] = procs as [ServiceProcess, ServiceProcess];
+      const { a, b, client } = env;
       const created = await a.admin<Creds & { wallet: boolean }>('POST', '/admin/partners', {
         name: 'Concurrent Wallet SRL',
         wallet: true,
@@ -209,7 +189,7 @@ describe.skipIf(!onPostgres())(
         },
         90_000,
       );
-      const books = await runReconcile(db.url);
+      const books = await runReconcile(env.url);
       expect(books.code, books.output).toBe(0);
     }, 180_000);
   },

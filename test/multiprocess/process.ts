@@ -1,7 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { signatureHeader } from '../../src/signature.ts';
+import { testDatabaseUrl } from '../support/database.ts';
 
 /** The repository root: every child runs `src/main.ts` from there, as `npm start` does. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -228,4 +231,35 @@ export async function rcaDraft(
   if (created.status !== 200)
     throw new Error(`create-order answered ${created.status}: ${JSON.stringify(created.body)}`);
   return created.body;
+}
+
+/**
+ * Inside a describe: two service processes started together on a fresh PostgreSQL database of
+ * their own (migrations and the demo seed must cope with a twin starting at once), and a client on
+ * that database; all stopped and dropped after the describe. Read the fields in the tests.
+ */
+export function twoServicesOnOneDatabase(): {
+  a: ServiceProcess;
+  b: ServiceProcess;
+  client: pg.Client;
+  url: string;
+} {
+  const env = {} as { a: ServiceProcess; b: ServiceProcess; client: pg.Client; url: string };
+  let db: Awaited<ReturnType<typeof testDatabaseUrl>> | undefined;
+  beforeAll(async () => {
+    db = await testDatabaseUrl();
+    env.url = db.url;
+    [env.a, env.b] = await Promise.all([
+      spawnService({ DATABASE_URL: db.url }),
+      spawnService({ DATABASE_URL: db.url }),
+    ]);
+    env.client = new pg.Client({ connectionString: db.url });
+    await env.client.connect();
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([env.a?.kill(), env.b?.kill()]);
+    await env.client?.end();
+    await db?.drop();
+  }, 60_000);
+  return env;
 }
