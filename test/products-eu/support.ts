@@ -5,6 +5,8 @@ import { signatureHeader } from '../../src/signature.ts';
 import { payment, type Creds, type Harness } from '../support/harness.ts';
 import { extractPdfText } from '../support/pdf-text.ts';
 
+export { partnerWithMargin } from '../support/orders.ts';
+
 /** Every test here runs on this sandbox clock: 21 November 2026, 10:00 in Chișinău. */
 export const CLOCK = '2026-11-21T10:00:00+02:00';
 export const TODAY = '2026-11-21';
@@ -15,16 +17,6 @@ export const clockPayment = (amount: number) => payment(amount, { paid_at: Date.
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A partner with its own orders, so "nothing stored" is a count of its orders. */
-export async function partnerWithMargin(h: Harness, marginBp: number, webhookUrl?: string): Promise<Creds> {
-  const res = await h.admin<{ id: string; secret: string }>('POST', '/admin/partners', {
-    name: 'Agenția Test',
-    margin_bp: marginBp,
-    ...(webhookUrl ? { webhook_url: webhookUrl } : {}),
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return { id: res.body.id, secret: res.body.secret };
-}
-
 export async function storedOrders(h: Harness, partnerId: string): Promise<number> {
   const res = await h.admin<{ orders: unknown[] }>('GET', `/admin/orders?partner_id=${partnerId}`);
   expect(res.status).toBe(200);

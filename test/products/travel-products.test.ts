@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Creds, type Harness } from '../support/harness.ts';
-import { completeAndDownload as complete, storedOrders as stored } from '../support/orders.ts';
+import type { Creds, Harness } from '../support/harness.ts';
+import {
+  completeAndDownload as complete,
+  harnessWithPartner,
+  storedOrders as stored,
+} from '../support/orders.ts';
 
 /** medical and baggage from quote to policy PDF, what each refuses, and a green-card + medical order. */
 const NOW = '2026-11-21T10:00:00+02:00';
@@ -8,13 +12,8 @@ const PAID_AT = Date.parse(NOW) + 60_000;
 
 let h: Harness;
 let partner: Creds;
-beforeAll(async () => {
-  h = await startHarness();
-  await h.setClock(NOW);
-  // A partner with a 2.5 % margin, so every price below shows the margin on top of the tariff.
-  const res = await h.admin<Creds>('POST', '/admin/partners', { name: 'Travel Partner', margin_bp: 250 });
-  partner = { id: res.body.id, secret: res.body.secret };
-});
+// A 2.5 % margin: every price below shows the margin on top of the tariff.
+beforeAll(async () => ({ h, partner } = await harnessWithPartner(NOW, 'Travel Partner', 250)));
 afterAll(() => h?.close());
 
 const storedOrders = () => stored(h, partner);

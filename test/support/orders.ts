@@ -1,6 +1,36 @@
 import { expect } from 'vitest';
-import { payment, type Creds, type Harness } from './harness.ts';
+import { payment, startHarness, type Creds, type Harness } from './harness.ts';
 import { extractPdfText } from './pdf-text.ts';
+
+/** A partner with a margin (in basis points), optionally with a webhook URL, created by the operator. */
+export async function partnerWithMargin(
+  h: Harness,
+  marginBp: number,
+  webhookUrl?: string,
+  name = 'Agenția Test',
+): Promise<Creds> {
+  const res = await h.admin<{ id: string; secret: string }>('POST', '/admin/partners', {
+    name,
+    margin_bp: marginBp,
+    ...(webhookUrl ? { webhook_url: webhookUrl } : {}),
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { id: res.body.id, secret: res.body.secret };
+}
+
+/**
+ * A test file's service: a harness with its clock at `now` and a partner with a `marginBp` margin,
+ * so every price a test sees carries the margin on top of the tariff.
+ */
+export async function harnessWithPartner(
+  now: string,
+  partnerName: string,
+  marginBp: number,
+): Promise<{ h: Harness; partner: Creds }> {
+  const h = await startHarness();
+  await h.setClock(now);
+  return { h, partner: await partnerWithMargin(h, marginBp, undefined, partnerName) };
+}
 
 /** The partner's order ids, newest first, as the operator sees them: proves whether anything was stored. */
 export async function storedOrders(h: Harness, partner: Creds): Promise<string[]> {
