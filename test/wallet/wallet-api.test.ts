@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/app/reconcile.ts';
 import { productModule } from '../../src/products/registry.ts';
@@ -42,6 +43,15 @@ interface Statement {
 
 const pay = (id: string, creds?: Creds) => h.call('pay-order-from-balance', { id }, creds);
 const setSpending = (on: boolean) => h.admin('PUT', '/admin/settings', { balance_spending_enabled: on });
+
+/** The issue-order jobs pg-boss holds for an order (completed ones stay until their retention ends). */
+async function issueJobs(orderId: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from pgboss.job where name = 'issue-order' and data->>'orderId' = ${orderId}`.execute(
+    h.service.svc.db,
+  );
+  return rows[0]!.n;
+}
 
 describe('get-balance', () => {
   it('answers the balance object: balance = online + promo, insurance shown apart, updated_at from the service clock', async () => {
@@ -145,6 +155,9 @@ describe('pay-order-from-balance: which wallet pays', () => {
     });
     const detail = await h.admin<Detail>('GET', `/admin/orders/${id}`);
     expect(detail.body.ledger).toEqual([]);
+    // The issuance job is enqueued before the booking, in the same transaction: the refusal the
+    // booking statement raises takes it back too.
+    expect(await issueJobs(id)).toBe(0);
   });
 
   it('answers 400 to a second payment, whichever way the first went', async () => {
@@ -154,6 +167,7 @@ describe('pay-order-from-balance: which wallet pays', () => {
     const again = await pay(a.id, p);
     expect(again.status).toBe(400);
     expect(again.body.error).toMatch(/^Order is not payable \(status (paid|completed)\)$/);
+    expect(await issueJobs(a.id), 'one issuance job, from the payment that went through').toBe(1);
     const b = await rcaDraft(h, offer, p);
     expect(
       (await h.call('confirm-order', { id: b.id, payment: payment(b.price, { paid_at: CLOCK_MS }) }, p))
