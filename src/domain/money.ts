@@ -30,20 +30,22 @@ export function baniToMdl(bani: Minor): number {
   return bani / 100;
 }
 
-const decimalMemo = new Map<string, number>();
+/** Parsed decimals by scale, then text: the key is the catalogue's own string, never a concatenation to hash. */
+const decimalMemo = new Map<number, Map<string, number>>();
 
 /** Parse a decimal text with up to `scale` decimals into an integer scaled by 10^scale. */
 export function parseDecimal(text: string, scale: number): number {
   // Catalogue tariffs and coefficients are parsed on every quote: few texts, so values are kept.
-  const key = `${scale}|${text}`;
-  const hit = decimalMemo.get(key);
+  let memo = decimalMemo.get(scale);
+  if (!memo) decimalMemo.set(scale, (memo = new Map()));
+  const hit = memo.get(text);
   if (hit !== undefined) return hit;
   const m = /^(\d+)(?:\.(\d+))?$/.exec(text.trim());
   if (!m || (m[2] && m[2].length > scale))
     throw new RangeError(`not a decimal with ≤ ${scale} places: ${text}`);
   const value = Number(m[1]) * 10 ** scale + Number((m[2] ?? '').padEnd(scale, '0') || '0');
-  if (decimalMemo.size >= 4096) decimalMemo.clear();
-  decimalMemo.set(key, value);
+  if (memo.size >= 4096) memo.clear();
+  memo.set(text, value);
   return value;
 }
 
