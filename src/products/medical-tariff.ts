@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
 import { addDays, ageOn, daysBetween, endDateForMonths } from '../domain/time.ts';
 import { Amount, Coefficient, convertedPrice, minorOf, mulCoefficient } from './insurance-pricing.ts';
+import { deepFreeze } from '../domain/freeze.ts';
 import { insurerName, requireStartDate } from './shared.ts';
 import type { ProductContext } from './types.ts';
 
@@ -140,41 +141,61 @@ export function resolveTrip(
   return { region, startDate: req.start_date, endDate, insuredDays, ages };
 }
 
-/** The one pricing function of quote and create-order, for one company and insured amount. */
-export function medicalPrice(
-  ctx: ProductContext,
-  cat: MedicalCatalogue,
-  req: TripRequest,
-  trip: Trip,
-  company: MedicalCompany,
-  amount: string,
-) {
-  const amountCoefficient = cat.amount_coefficients[amount];
-  if (!amountCoefficient) throw productRule(`No tariff for insured amount ${amount}`);
+/**
+ * The one pricing function of quote and create-order: for a trip, a function of company and insured
+ * amount. Premium per person = daily rate × insured days, then × each coefficient in turn (age band,
+ * activity, insured amount, company, additional risk, multiple trips), rounded half up at every
+ * step; the steps that depend on neither company nor amount are taken once per person.
+ */
+export function medicalPricer(ctx: ProductContext, cat: MedicalCatalogue, req: TripRequest, trip: Trip) {
   const daily = minorOf(trip.region.daily_rate);
   const floor = minorOf(cat.minimum_premium);
-  let total = 0;
-  for (const age of trip.ages) {
+  const activity = cat.activity_coefficients[req.activity]!;
+  const perPerson = trip.ages.map((age) => {
     const band = cat.age_bands.find((b) => age <= b.max_age)!;
-    const coefficients = [
-      band.coefficient,
-      cat.activity_coefficients[req.activity]!,
-      amountCoefficient,
-      company.coefficient,
-      ...(req.include_additional_risk ? [cat.additional_risk.coefficient] : []),
-      ...(req.is_multiple_type ? [cat.multiple_trip.coefficient] : []),
-    ];
-    const premium = coefficients.reduce(mulCoefficient, daily * trip.insuredDays);
-    total += Math.max(premium, floor);
-  }
-  return convertedPrice(ctx, total, cat.currency, cat.fee_mdl);
+    return mulCoefficient(mulCoefficient(daily * trip.insuredDays, band.coefficient), activity);
+  });
+  const extras = [
+    ...(req.include_additional_risk ? [cat.additional_risk.coefficient] : []),
+    ...(req.is_multiple_type ? [cat.multiple_trip.coefficient] : []),
+  ];
+  return (company: MedicalCompany, amount: string) => {
+    const amountCoefficient = cat.amount_coefficients[amount];
+    if (!amountCoefficient) throw productRule(`No tariff for insured amount ${amount}`);
+    let total = 0;
+    for (const start of perPerson) {
+      let premium = mulCoefficient(mulCoefficient(start, amountCoefficient), company.coefficient);
+      for (const c of extras) premium = mulCoefficient(premium, c);
+      total += Math.max(premium, floor);
+    }
+    return convertedPrice(ctx, total, cat.currency, cat.fee_mdl);
+  };
 }
 
 export const companyName = (ctx: ProductContext, c: MedicalCompany) => insurerName(ctx, c.company);
 
-export function coverageOf(cat: MedicalCatalogue, company: MedicalCompany, additionalRisk: boolean) {
-  return [
-    ...company.coverage,
-    { text: cat.additional_risk.text, status: additionalRisk ? 'included' : 'excluded' } as const,
-  ];
+type CoverageLine = MedicalCompany['coverage'][number];
+const coverageMemo = new WeakMap<
+  MedicalCompany,
+  readonly [readonly CoverageLine[], readonly CoverageLine[]]
+>();
+
+/**
+ * The company's coverage lines and the additional-risk line, included or not. The lists are built
+ * once per catalogue company and frozen, so the get-offers serialiser encodes each of them once.
+ */
+export function coverageOf(
+  cat: MedicalCatalogue,
+  company: MedicalCompany,
+  additionalRisk: boolean,
+): readonly CoverageLine[] {
+  let both = coverageMemo.get(company);
+  if (!both) {
+    const line = (status: 'included' | 'excluded') => ({ text: cat.additional_risk.text, status });
+    const list = (status: 'included' | 'excluded') =>
+      deepFreeze([...company.coverage.map((c) => ({ ...c })), line(status)]);
+    both = [list('excluded'), list('included')] as const;
+    coverageMemo.set(company, both);
+  }
+  return both[additionalRisk ? 1 : 0];
 }

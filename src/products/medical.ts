@@ -7,7 +7,7 @@ import {
   companyName,
   coverageOf,
   MedicalCatalogueSchema,
-  medicalPrice,
+  medicalPricer,
   minStart,
   resolveTrip,
   type MedicalCatalogue,
@@ -147,17 +147,23 @@ export const medical: ProductModule<MedicalCatalogue> = {
   async quote(ctx, cat, raw) {
     const req = raw as Static<typeof quoteSchema>;
     const t = resolveTrip(ctx, cat, req, req.persons);
+    const priceOf = medicalPricer(ctx, cat, req, t);
+    const companies = cat.companies.map((c) => ({
+      company: c,
+      name: companyName(ctx, c),
+      coverage: coverageOf(cat, c, req.include_additional_risk),
+    }));
     const offers = Object.fromEntries(
       t.region.amounts.map((amount) => [
         amount,
-        cat.companies.map((c) => {
-          const p = medicalPrice(ctx, cat, req, t, c, amount);
+        companies.map(({ company: c, name, coverage }) => {
+          const p = priceOf(c, amount);
           return {
             region: t.region.label,
             companyId: c.id,
-            companyName: companyName(ctx, c),
+            companyName: name,
             tariff: p.reference / 100,
-            coverage: coverageOf(cat, c, req.include_additional_risk),
+            coverage,
             terms: c.terms,
             priceMDL: baniToMdl(p.price),
           };
@@ -191,7 +197,7 @@ export const medical: ProductModule<MedicalCatalogue> = {
       );
     const company = cat.companies.find((c) => companyName(ctx, c) === item.company_name);
     if (!company) throw productRule(`Unknown company_name ${item.company_name}`);
-    const p = medicalPrice(ctx, cat, item, t, company, item.amount);
+    const p = medicalPricer(ctx, cat, item, t)(company, item.amount);
     return {
       price: p.price,
       description: 'Asigurare Medicala pentru calatorii',
