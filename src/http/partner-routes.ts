@@ -5,7 +5,9 @@ import { getOrder } from '../app/get-order.ts';
 import { quote } from '../app/quote.ts';
 import type { Services } from '../app/services.ts';
 import { installPartnerAuth } from './partner-auth.ts';
-import { quoteResponseOf, routes } from './schemas.ts';
+import { PRODUCT_MODULES } from '../products/registry.ts';
+import { compileJsonWriter } from './json-writer.ts';
+import { quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
 import { walletRoutes } from './wallet-routes.ts';
 
 /** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
@@ -13,11 +15,15 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
   installPartnerAuth(app, svc.partners);
   const doc = (summary: string) => ({ tags: ['partner'], summary, security: [{ hmac: [] }] });
   /**
-   * get-offers serialisers by product, compiled on first use. They answer bytes: a reply with
-   * diacritics is a two-byte string, which node would scan once for Content-Length and again to
-   * encode it on write; Buffer.from encodes it once.
+   * get-offers answers bytes, written by a serialiser compiled from each product's response schema
+   * at start-up (json-writer.ts: catalogue text that does not change is encoded once).
    */
-  const offerSerializers = new Map<string, (payload: unknown) => Buffer>();
+  const offerWriters = new Map(
+    PRODUCT_MODULES.map((m) => [
+      m.product as string,
+      compileJsonWriter(quoteResponseOf(m.product), sharedSchemas),
+    ]),
+  );
 
   app.post(
     '/v1/get-offers',
@@ -25,14 +31,8 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
     async (req, reply) => {
       const body = req.body as { product: string };
       const offers = await quote(svc, req.partner, body);
-      let serialize = offerSerializers.get(body.product);
-      if (!serialize) {
-        const json = reply.compileSerializationSchema(quoteResponseOf(body.product), '200');
-        serialize = (payload) => Buffer.from(json(payload as Record<string, unknown>));
-        offerSerializers.set(body.product, serialize);
-      }
       // Typed as returning a string, but Fastify sends a serialiser's Buffer as it is.
-      reply.serializer(serialize as unknown as (payload: unknown) => string);
+      reply.serializer(offerWriters.get(body.product) as unknown as (payload: unknown) => string);
       reply.type('application/json; charset=utf-8');
       return offers;
     },
