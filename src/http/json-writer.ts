@@ -21,6 +21,8 @@ type Schema = Record<string, unknown>;
  * once into one buffer at the end. Text that may hold other characters is always passed as bytes.
  */
 class Out {
+  /** Whether the object being written has no property yet (objects save and restore it around theirs). */
+  first = true;
   private parts: (string | Uint8Array)[] = [];
   private run = '';
   private size = 0;
@@ -57,7 +59,7 @@ class Out {
     let at = 0;
     for (const p of this.parts) {
       if (typeof p === 'string') {
-        at += buf.write(p, at, 'latin1');
+        at += (buf as LatinWritable).latin1Write(p, at);
       } else {
         buf.set(p, at);
         at += p.length;
@@ -68,6 +70,12 @@ class Out {
 }
 
 // Any character above U+007F makes the text not ASCII.
+/**
+ * Buffer#latin1Write: what buf.write(text, offset, 'latin1') calls after normalising its arguments,
+ * which cost more than the copy for the short runs written here. On Buffer.prototype since Node 0.x.
+ */
+type LatinWritable = Buffer & { latin1Write(text: string, offset: number): number };
+
 const ASCII = /^[^\u0080-\uffff]*$/;
 
 /** JSON text as Out takes it: ASCII as it is, anything else as UTF-8 bytes. */
@@ -144,42 +152,20 @@ export function compileJsonWriter(schema: Schema, shared: Schema[] = []): JsonWr
       ([pattern, sub]) => ({ re: new RegExp(pattern), write: compile(sub, `${at}[${pattern}]`) }),
     );
     const named = new Set(props.map((p) => p.key));
-    return (v, out) => {
-      if (v === null || typeof v !== 'object') throw new TypeError(`json-writer: ${at} is not an object`);
-      const o = v as Record<string, unknown>;
-      out.ascii('{');
-      let first = true;
-      for (const p of props) {
-        const value = o[p.key];
-        if (value === undefined) {
-          if (required.has(p.key)) throw new Error(`"${p.key}" is required!`);
-          continue;
+    const rest: Write | null = patterns.length
+      ? (o, out) => {
+          for (const [key, value] of Object.entries(o as Record<string, unknown>)) {
+            if (named.has(key) || value === undefined || typeof value === 'function') continue;
+            const match = patterns.find((p) => p.re.test(key));
+            if (!match) continue;
+            out.ascii(out.first ? '' : ',');
+            out.json(`${JSON.stringify(key)}:`);
+            out.first = false;
+            match.write(value, out);
+          }
         }
-        if (!first) out.ascii(',');
-        out.put(p.label);
-        first = false;
-        p.write(value, out);
-      }
-      if (patterns.length) {
-        for (const key of Object.keys(o)) {
-          const value = o[key];
-          if (
-            named.has(key) ||
-            value === undefined ||
-            typeof value === 'function' ||
-            typeof value === 'symbol'
-          )
-            continue;
-          const match = patterns.find((p) => p.re.test(key));
-          if (!match) continue;
-          if (!first) out.ascii(',');
-          out.json(`${JSON.stringify(key)}:`);
-          first = false;
-          match.write(value, out);
-        }
-      }
-      out.ascii('}');
-    };
+      : null;
+    return objectWriter(props, required, rest, at);
   }
 
   const root = compile(schema, (schema.$id as string | undefined) ?? 'root');
@@ -188,6 +174,62 @@ export function compileJsonWriter(schema: Schema, shared: Schema[] = []): JsonWr
     root(value, out);
     return out.finish();
   };
+}
+
+/**
+ * The writer of one object shape, generated as straight-line code, one property load per listed
+ * property, as fast-json-stringify generates its own: a loop over the property names made each load
+ * a keyed lookup of many shapes, which cost more than the writing (an RCA offer lists the offer
+ * properties of every product, most of them absent).
+ */
+function objectWriter(
+  props: { key: string; label: string | Uint8Array; write: Write }[],
+  required: Set<string>,
+  rest: Write | null,
+  at: string,
+): Write {
+  const first = props.map((p) => p.label);
+  const next = props.map((p) =>
+    typeof p.label === 'string' ? `,${p.label}` : Buffer.concat([Buffer.from(','), p.label]),
+  );
+  const body = props
+    .map((p, i) => {
+      const missing = required.has(p.key)
+        ? `else throw new Error(${JSON.stringify(`"${p.key}" is required!`)});`
+        : '';
+      return `v = o[${JSON.stringify(p.key)}];
+if (v !== undefined) { out.put(out.first ? F[${i}] : N[${i}]); out.first = false; W[${i}](v, out); } ${missing}`;
+    })
+    .join('\n');
+  // Generated from the schema's own property names, each written as a JSON string literal.
+  const make = new Function(
+    'F',
+    'N',
+    'W',
+    'REST',
+    'fail',
+    `return function write(o, out) {
+  if (o === null || typeof o !== 'object') fail();
+  const outer = out.first;
+  let v;
+  out.ascii('{');
+  out.first = true;
+${body}
+  if (REST !== null) REST(o, out);
+  out.ascii('}');
+  out.first = outer;
+};`,
+  ) as (...args: unknown[]) => Write;
+  const fail = () => {
+    throw new TypeError(`json-writer: ${at} is not an object`);
+  };
+  return make(
+    first,
+    next,
+    props.map((p) => p.write),
+    rest,
+    fail,
+  );
 }
 
 const OBJECT_KEYWORDS = new Set([
