@@ -16,14 +16,14 @@ declare module 'fastify' {
  */
 export function installRawBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(
-    '*',
-    { parseAs: 'buffer', bodyLimit: BODY_LIMIT },
-    (req: FastifyRequest, body: Buffer, done) => {
-      req.rawBody = body;
-      done(null, undefined);
-    },
-  );
+  const keepBytes = (req: FastifyRequest, body: Buffer, done: (err: null, body: undefined) => void) => {
+    req.rawBody = body;
+    done(null, undefined);
+  };
+  // application/json named as well as the catch-all: Fastify remembers the parser it found for a
+  // named type, but looks the catch-all up again (parsing the Content-Type) on every request.
+  for (const type of ['application/json', '*'])
+    app.addContentTypeParser(type, { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, keepBytes);
 }
 
 /** preValidation step: the raw bytes become `request.body`, or a 400 when they are not JSON. */
