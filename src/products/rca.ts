@@ -66,16 +66,12 @@ function bonusMalus(cat: RcaCatalogue, idnx: string): string {
   return cat.bonus_malus[sum % cat.bonus_malus.length]!;
 }
 
-function premium(
-  cat: RcaCatalogue,
-  v: RegisteredVehicle,
-  idnx: string,
-  company: { base_premium: string },
-): number {
+/** The premium of each insurer for one vehicle and owner: base premium × vehicle × zone × bonus-malus. */
+function premiums(cat: RcaCatalogue, v: RegisteredVehicle, idnx: string) {
   const zone = cat.zone_coefficients[v.owner.locality] ?? cat.zone_coefficients.default ?? '1.00';
-  let bani = parseDecimal(company.base_premium, 2);
-  for (const c of [vehicleCoefficient(cat, v), zone, bonusMalus(cat, idnx)]) bani = mulCoefficient(bani, c);
-  return bani;
+  const coefficients = [vehicleCoefficient(cat, v), zone, bonusMalus(cat, idnx)];
+  return (company: { base_premium: string }): number =>
+    coefficients.reduce(mulCoefficient, parseDecimal(company.base_premium, 2));
 }
 
 const minStart = (ctx: ProductContext, cat: RcaCatalogue) => addDays(ctx.today, cat.min_start_offset_days);
@@ -101,15 +97,17 @@ export const rca: ProductModule<RcaCatalogue> = {
     const req = raw as Static<typeof quoteSchema>;
     const v = await requireVehicle(ctx, req.vehicle);
     requireIdnx('idnx', req.idnx);
-    vehicleCoefficient(cat, v);
+    const premium = premiums(cat, v, req.idnx);
+    const vehicle = `${carModel(v)} ${v.plate}`;
+    const minStartDate = minStart(ctx, cat);
     const offers = cat.insurers.map((company) => ({
       product: 'rca',
-      name: `RCA 12 luni, ${insurerName(ctx, company.company)}, ${carModel(v)} ${v.plate}`,
+      name: `RCA 12 luni, ${insurerName(ctx, company.company)}, ${vehicle}`,
       company: company.company,
       duration: 365,
-      price: baniToMdl(finalPrice(ctx, premium(cat, v, req.idnx, company))),
+      price: baniToMdl(finalPrice(ctx, premium(company))),
       currency: 'MDL',
-      min_start_date: minStart(ctx, cat),
+      min_start_date: minStartDate,
       max_interval: cat.max_interval,
     }));
     return { offers };
@@ -122,7 +120,7 @@ export const rca: ProductModule<RcaCatalogue> = {
     const company = cat.insurers.find((c) => c.company === item.insurance_company);
     if (!company) throw productRule(`Unknown insurance_company ${item.insurance_company}`);
     requireStartDate(item.start_date, minStart(ctx, cat), cat.max_interval);
-    const base = premium(cat, v, item.idnx, company);
+    const base = premiums(cat, v, item.idnx)(company);
     const endDate = endDateForDays(item.start_date, 365);
     return {
       price: finalPrice(ctx, base),
