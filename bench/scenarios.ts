@@ -11,6 +11,8 @@ export interface Measured {
   reqPerSec: number;
   p99Ms: number;
   errors: number;
+  /** The bare server's req/s in the windows just before and after this scenario's, when measured. */
+  bareReqPerSec?: number;
 }
 
 export interface Scenario {
@@ -20,7 +22,8 @@ export interface Scenario {
    * (PDFs, ~25 round trips an order) runs in worker instances in production.
    */
   workers?: boolean;
-  run(target: Running, seconds: number, connections: number): Promise<Measured>;
+  /** `bare`: the bare server to alternate with (scenarios whose target is a share of it). */
+  run(target: Running, seconds: number, connections: number, bare?: Running): Promise<Measured>;
 }
 
 export type Body = Record<string, unknown>;
@@ -95,32 +98,50 @@ export async function warmUp(load: (seconds: number) => Promise<{ requests: { to
   }
 }
 
-/** One signed request, the same bytes every time: autocannon at full speed. */
+/** One signed POST at full speed: a load function of seconds. */
+function signedLoad(target: Running, path: string, body: Body, connections: number) {
+  const payload = JSON.stringify(body);
+  return (duration: number) =>
+    autocannon({
+      url: `${target.url}${path}`,
+      method: 'POST',
+      connections,
+      duration,
+      headers: {
+        'content-type': 'application/json',
+        'x-hmac-signature': signatureHeader(target.demo.id, target.demo.secret, payload),
+      },
+      body: payload,
+    });
+}
+
+/**
+ * One signed request, the same bytes every time: autocannon at full speed. Given the bare server,
+ * the measured window is bracketed by two bare windows of half its length, and the scenario's share
+ * is taken against their mean: on a shared machine whose speed drifts by a third within minutes, a
+ * bare server measured minutes earlier is no baseline.
+ */
 export function offers(name: string, body: Body): Scenario {
   return {
     name,
-    async run(target, seconds, connections) {
-      const payload = JSON.stringify(body);
-      const load = (duration: number) =>
-        autocannon({
-          url: `${target.url}/v1/get-offers`,
-          method: 'POST',
-          connections,
-          duration,
-          headers: {
-            'content-type': 'application/json',
-            'x-hmac-signature': signatureHeader(target.demo.id, target.demo.secret, payload),
-          },
-          body: payload,
-        });
+    async run(target, seconds, connections, bare) {
+      const load = signedLoad(target, '/v1/get-offers', body, connections);
+      const baseline = bare && signedLoad(bare, '/v1/get-offers', {}, connections);
+      const bareRate = async () => {
+        const r = await baseline!(Math.max(1, Math.round(seconds / 2)));
+        return r.requests.total / r.duration;
+      };
       await warmUp(load);
+      const before = baseline && (await bareRate());
       const r = await load(seconds);
+      const after = baseline && (await bareRate());
       return {
         rate: r['2xx'] / r.duration,
         unit: 'req/s',
-        reqPerSec: r.requests.average,
+        reqPerSec: r.requests.total / r.duration,
         p99Ms: r.latency.p99,
         errors: r.errors + r.timeouts + r.non2xx,
+        ...(before && after ? { bareReqPerSec: (before + after) / 2 } : {}),
       };
     },
   };
