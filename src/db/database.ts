@@ -76,7 +76,16 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
     const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, mutex) });
     await migrate(db);
     const raw = fromPglite(pglite);
-    const bossDb: IDatabase = { executeSql: (text, values) => mutex.run(() => raw.executeSql(text, values)) };
+    const bossDb: IDatabase = {
+      executeSql: (text, values) => mutex.run(() => raw.executeSql(text, values)),
+      // pg-boss's LISTEN for job notifications, through the mutex like every statement. PGlite
+      // delivers a NOTIFY (sent inside the transaction that enqueued the job) when that commits.
+      async listen(channel, onNotification, onReconnect) {
+        const unsubscribe = await mutex.run(() => pglite.listen(channel, onNotification));
+        onReconnect();
+        return { close: () => mutex.run(() => unsubscribe()) };
+      },
+    };
     return {
       db,
       engine: 'pglite',

@@ -5,14 +5,21 @@ import type { JobName, JobQueue } from '../app/services.ts';
 
 export const QUEUES: Record<
   JobName,
-  { retryLimit: number; retryDelay: number; expireInSeconds: number; heartbeatSeconds?: number }
+  {
+    retryLimit: number;
+    retryDelay: number;
+    expireInSeconds: number;
+    heartbeatSeconds?: number;
+    /** A job sent wakes the workers at once (LISTEN/NOTIFY); polling stays as the backstop. */
+    notify?: boolean;
+  }
 > = {
   // Issuance retries transient provider failures; the last attempt marks the order failed.
   // The heartbeat hands the job of a crashed (SIGKILLed) process back within ~20 s, where
   // expireInSeconds alone would wait 5 minutes; a slow but live issuance keeps beating.
-  'issue-order': { retryLimit: 4, retryDelay: 2, expireInSeconds: 300, heartbeatSeconds: 10 },
+  'issue-order': { retryLimit: 4, retryDelay: 2, expireInSeconds: 300, heartbeatSeconds: 10, notify: true },
   // The spec allows one webhook attempt: no retry, even after a crash mid-delivery.
-  'deliver-webhook': { retryLimit: 0, retryDelay: 0, expireInSeconds: 60 },
+  'deliver-webhook': { retryLimit: 0, retryDelay: 0, expireInSeconds: 60, notify: true },
   'expire-drafts': { retryLimit: 0, retryDelay: 0, expireInSeconds: 300 },
 };
 
@@ -20,7 +27,9 @@ export const QUEUES: Record<
 export async function startBoss(database: Database, log: Logger): Promise<PgBoss> {
   // Expired and heartbeat-less jobs are failed (then retried) by the monitor pass: every 10 s
   // rather than pg-boss's default 60 s, so a crash delays issuance by seconds, not minutes.
-  const supervision = { superviseIntervalSeconds: 10, monitorIntervalSeconds: 10 };
+  // Workers are woken by the NOTIFY of each job sent (on PGlite in-process), so they need not poll
+  // every half second: on PGlite each poll held the one session, and the event loop, for ms.
+  const supervision = { superviseIntervalSeconds: 10, monitorIntervalSeconds: 10, useListenNotify: true };
   const boss =
     database.boss.backend === 'pglite'
       ? new PgBoss({ db: database.boss.db, backend: 'pglite', schema: 'pgboss', ...supervision })

@@ -11,7 +11,12 @@ export async function startWorkers(
   svc: Services,
   opts: { pollingIntervalSeconds?: number } = {},
 ) {
-  const polling = { pollingIntervalSeconds: opts.pollingIntervalSeconds ?? 0.5 };
+  // Half a second without LISTEN/NOTIFY (a pooler that cannot hold it); with it, new jobs wake the
+  // workers at once and the 2 s poll finds the retried and delayed jobs, which send no NOTIFY.
+  const polling = {
+    pollingIntervalSeconds: opts.pollingIntervalSeconds ?? 0.5,
+    notifyPollingIntervalSeconds: opts.pollingIntervalSeconds ?? 2,
+  };
   await boss.work<{ orderId: string }>('issue-order', { ...polling, localConcurrency: 2 }, async ([job]) => {
     if (!job) return;
     await issueOrder(svc, job.data.orderId, {
