@@ -149,7 +149,8 @@ async function main(): Promise<void> {
       `PostgreSQL ≥ 800 payments/s over many partners, p99 < 100 ms on one hot wallet\n\n` +
       `${table}\n\n` +
       `"% of bare" compares HTTP requests per second of any status with the bare node:http server: ` +
-      `a get-offers row with the mean of two bare windows of half its length just before and after it ("bare req/s"), ` +
+      `a get-offers row with the mean of two bare windows of half its length just before and after it ` +
+      `("bare req/s"; ± half their difference: how much the machine drifted meanwhile), ` +
       `any other row with the mean of the bare runs before and after the scenarios; ` +
       `a pair is two requests. p99 of a pair runs from sending create-order to the second reply.\n\n` +
       `Instance "WORKERS=false": the row measures the request path; ` +
@@ -170,12 +171,18 @@ function nproc(): string {
 
 function line(r: Row, bareRps: number): string {
   const mode = r.workers ? '' : ' (WORKERS=false: request path; issuance runs in worker instances)';
-  const turns = r.bareReqPerSec ? ` (bare ${r.bareReqPerSec.toFixed(0)} req/s around it)` : '';
+  const turns = r.bareReqPerSec ? ` (bare ${bareCell(r, bareRps)} req/s around it)` : '';
   return `${r.scenario} on ${r.engine}${mode}: ${r.rate.toFixed(0)} ${r.unit}, p99 ${r.p99Ms.toFixed(1)} ms, ${pct(r, bareRps)} of bare${turns}, ${r.errors} errors`;
 }
 
 const pct = (r: Row, bareRps: number) =>
   `${((100 * r.reqPerSec) / (r.bareReqPerSec ?? bareRps)).toFixed(0)} %`;
+
+/** The baseline of a row; for a bracketed row with how far its two bare windows lay apart. */
+const bareCell = (r: Row, bareRps: number) =>
+  r.bareReqPerSec === undefined
+    ? bareRps.toFixed(0)
+    : `${r.bareReqPerSec.toFixed(0)} ± ${((100 * (r.bareDrift ?? 0)) / 2).toFixed(0)} %`;
 
 function render(rows: Row[], bareRps: number): string {
   const head = [
@@ -194,7 +201,7 @@ function render(rows: Row[], bareRps: number): string {
     r.workers ? 'API + workers' : 'WORKERS=false',
     `${r.rate.toFixed(0)} ${r.unit}`,
     r.p99Ms.toFixed(1),
-    (r.bareReqPerSec ?? bareRps).toFixed(0),
+    bareCell(r, bareRps),
     pct(r, bareRps),
     String(r.errors),
   ]);

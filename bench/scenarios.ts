@@ -13,6 +13,8 @@ export interface Measured {
   errors: number;
   /** The bare server's req/s in the windows just before and after this scenario's, when measured. */
   bareReqPerSec?: number;
+  /** How far those two bare windows lay apart, as a share of their mean: the machine's drift. */
+  bareDrift?: number;
 }
 
 export interface Scenario {
@@ -141,7 +143,12 @@ export function offers(name: string, body: Body): Scenario {
         reqPerSec: r.requests.total / r.duration,
         p99Ms: r.latency.p99,
         errors: r.errors + r.timeouts + r.non2xx,
-        ...(before && after ? { bareReqPerSec: (before + after) / 2 } : {}),
+        ...(before && after
+          ? {
+              bareReqPerSec: (before + after) / 2,
+              bareDrift: Math.abs(before - after) / ((before + after) / 2),
+            }
+          : {}),
       };
     },
   };
