@@ -10,6 +10,7 @@ import {
   type Creds,
   type Reply,
 } from './process.ts';
+import { shuffledAttempts } from '../wallet/support.ts';
 
 /**
  * Issue 5: 1 000 payment attempts over 200 drafts of one partner, confirm-order and
@@ -81,14 +82,7 @@ describe.skipIf(!onPostgres())(
         expect(r.status, JSON.stringify(r.body)).toBe(200);
       }
 
-      const attempts = Array.from({ length: ATTEMPTS }, (_, i) => ({
-        d: drafts[i % DRAFTS]!,
-        wallet: i % 3 !== 0,
-      }));
-      for (let i = attempts.length - 1; i > 0; i--) {
-        const j = Math.floor(Math.random() * (i + 1));
-        [attempts[i], attempts[j]] = [attempts[j]!, attempts[i]!];
-      }
+      const attempts = shuffledAttempts(drafts, ATTEMPTS);
 
       type Body = { error?: string; message?: string; status?: string; id?: string };
       const wins = new Map<string, number>();

@@ -64,3 +64,19 @@ export const reasonError = (statusCode: number, reason: string) => ({
   error: reason,
   message: reason,
 });
+
+/**
+ * `count` payment attempts over the drafts (each draft in turn), shuffled: two in three from the
+ * wallet (pay-order-from-balance), one in three a customer payment (confirm-order).
+ */
+export function shuffledAttempts<D>(drafts: D[], count: number): { d: D; wallet: boolean }[] {
+  const attempts = Array.from({ length: count }, (_, i) => ({
+    d: drafts[i % drafts.length]!,
+    wallet: i % 3 !== 0,
+  }));
+  for (let i = attempts.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [attempts[i], attempts[j]] = [attempts[j]!, attempts[i]!];
+  }
+  return attempts;
+}

@@ -4,7 +4,7 @@ import { reconcile } from '../../src/app/reconcile.ts';
 import { ledgerSums } from '../../src/db/repos/wallets.ts';
 import { payment, startHarness, type Creds, type Harness } from '../support/harness.ts';
 import { onPostgres } from '../support/database.ts';
-import { balance, credit, rcaDraft, rcaOffers, type RcaOffer } from './support.ts';
+import { balance, credit, rcaDraft, rcaOffers, shuffledAttempts, type RcaOffer } from './support.ts';
 
 /**
  * The wallet against a model of itself: random sequences of credits, payments and refunds, then a
@@ -190,14 +190,7 @@ describe(`concurrent payments (${ATTEMPTS} attempts over ${DRAFTS} drafts)`, () 
     await credit(h, p.id, 'online', online / 100);
     await credit(h, p.id, 'promo', promo / 100);
 
-    const attempts = Array.from({ length: ATTEMPTS }, (_, i) => ({
-      d: drafts[i % DRAFTS]!,
-      wallet: i % 3 !== 0,
-    }));
-    for (let i = attempts.length - 1; i > 0; i--) {
-      const j = Math.floor(Math.random() * (i + 1));
-      [attempts[i], attempts[j]] = [attempts[j]!, attempts[i]!];
-    }
+    const attempts = shuffledAttempts(drafts, ATTEMPTS);
     const wins = new Map<string, number>();
     const unexpected: unknown[] = [];
     const started = Date.now();
