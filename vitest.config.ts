@@ -3,9 +3,11 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // One PostgreSQL server for the run (the embedded one, or DATABASE_URL's) and a migrated template.
+    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Each PGlite instance costs ~300 MB and ~4 s: few files at once on a 2-core machine.
+    // A 2-core machine runs the service, PostgreSQL and the test code: two files at a time.
     maxWorkers: 2,
     fileParallelism: true,
     pool: 'forks',

@@ -9,10 +9,10 @@ import { startBare, startPolita, type Running } from './processes.ts';
 
 /**
  * `npm run bench`: the bare node:http baseline, then every scenario of bench/scenarios.ts against
- * the service on the embedded database and (when 127.0.0.1:5432 answers) on a fresh PostgreSQL
- * database. Prints a table and keeps the last run in bench/RESULTS.md.
+ * the service on its embedded PostgreSQL (a fresh DATA_DIR) and (when 127.0.0.1:5432 answers) on a
+ * fresh database of that server. Prints a table and keeps the last run in bench/RESULTS.md.
  *
- * BENCH_SECONDS (default 10) per scenario; BENCH_ENGINES=pglite,postgres to pick engines;
+ * BENCH_SECONDS (default 10) per scenario; BENCH_ENGINES=embedded,postgres to pick engines;
  * BENCH_PG (default postgres://postgres@127.0.0.1:5432/postgres) the server to make databases on;
  * BENCH_NODE_ARGS extra node flags for the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof");
  * BENCH_ONLY=<text> runs only the scenarios whose name contains it.
@@ -20,7 +20,7 @@ import { startBare, startPolita, type Running } from './processes.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS || 10);
 const CONNECTIONS = 50;
 const PG_SERVER = process.env.BENCH_PG || 'postgres://postgres@127.0.0.1:5432/postgres';
-const ENGINES = (process.env.BENCH_ENGINES || 'pglite,postgres').split(',');
+const ENGINES = (process.env.BENCH_ENGINES || 'embedded,postgres').split(',');
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean);
 const ONLY = process.env.BENCH_ONLY || '';
 
@@ -39,10 +39,11 @@ interface Engine {
 
 async function engines(): Promise<Engine[]> {
   const list: Engine[] = [];
-  if (ENGINES.includes('pglite')) {
+  if (ENGINES.includes('embedded')) {
+    // The default deployment: the service starts its own PostgreSQL in DATA_DIR.
     const dir = mkdtempSync(join(tmpdir(), 'polita-bench-'));
     list.push({
-      name: 'pglite',
+      name: 'embedded',
       env: { DATA_DIR: dir },
       cleanup: async () => rmSync(dir, { recursive: true, force: true }),
     });
@@ -100,7 +101,7 @@ async function main(): Promise<void> {
   const chosen = SCENARIOS.filter((s) => s.name.includes(ONLY));
   for (const engine of await engines()) {
     try {
-      // One service per mode, one after the other: PGlite's directory takes a single process.
+      // One service per mode, one after the other: a DATA_DIR takes a single process.
       for (const workers of [true, false]) {
         const group = chosen.filter((s) => (s.workers ?? true) === workers);
         if (group.length === 0) continue;

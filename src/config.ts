@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-
 /** The environment, read once at start, validated and typed. A bad value stops the start with its name. */
 export interface Config {
   port: number;
@@ -51,8 +49,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`PUBLIC_BASE_URL must be an http(s) URL, got "${env.PUBLIC_BASE_URL}"`);
   }
   const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl && !/^(postgres(ql)?:\/\/.+|memory:\/\/)$/.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must be postgres://user@host:port/db, postgresql://… or memory://');
+  if (databaseUrl && !/^postgres(ql)?:\/\/.+$/.test(databaseUrl)) {
+    throw new ConfigError(
+      'DATABASE_URL must be postgres://user@host:port/db or postgresql://…; leave it unset for the embedded PostgreSQL in DATA_DIR',
+    );
   }
   const adminToken = env.ADMIN_TOKEN || undefined;
   if (adminToken !== undefined && adminToken.length < 16) {
@@ -77,5 +77,3 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: logLevel as Config['logLevel'],
   };
 }
-
-export const newSecret = (): string => randomBytes(32).toString('hex');

@@ -1,7 +1,9 @@
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from './config.ts';
-import { startService } from './service.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { EmbeddedDatabaseError } from './db/embedded-errors.ts';
+import { startService, type Service } from './service.ts';
 
 /** `npm start`: the service on HOST:PORT; SIGTERM/SIGINT stop it gracefully. */
 async function main(): Promise<void> {
@@ -9,24 +11,25 @@ async function main(): Promise<void> {
   try {
     config = loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`Configuration error: ${err.message}`);
-      process.exit(2);
-    }
+    if (err instanceof ConfigError) fail(`Configuration error: ${err.message}`, 2);
     throw err;
   }
-  const service = await startService(config);
-  await service.app.listen({ port: config.port, host: config.host });
-  const base = config.publicBaseUrl;
-  const lines = [
-    `Polita listening on http://${config.host}:${config.port} (database: ${service.database.engine}${config.databaseUrl ? '' : ` in ${config.dataDir}`}, sandbox: ${config.sandbox}${config.workers ? '' : ', job workers off (WORKERS=false)'})`,
-    `  API docs:      ${base}/docs`,
-    `  Admin token:   ${service.adminToken}`,
-  ];
-  if (service.demo) {
-    lines.push(`  Demo partner:  id ${service.demo.id}`, `  Demo secret:   ${service.demo.secret}`);
+  // Before the database starts (and perhaps creates DATA_DIR): a taken port changes nothing.
+  await assertPortFree(config);
+  let service: Service;
+  try {
+    service = await startService(config);
+  } catch (err) {
+    if (err instanceof EmbeddedDatabaseError) fail(`Cannot start the embedded database: ${err.message}`, 1);
+    throw err;
   }
-  console.log(lines.join('\n'));
+  try {
+    await service.app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await service.stop();
+    fail(`Cannot listen on ${config.host}:${config.port}: ${(err as Error).message}`, 1);
+  }
+  console.log(banner(config, service));
   if (service.demo && !config.databaseUrl) {
     // Lets `npm run call` sign as the demo partner without copying the secret by hand.
     writeFileSync(
@@ -40,7 +43,7 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    service.app.log.info({ signal }, 'stopping: finishing in-flight requests and jobs');
+    service.app.log.info({ signal }, 'stopping: finishing in-flight requests and jobs, then the database');
     service.stop().then(
       () => process.exit(0),
       (err) => {
@@ -51,6 +54,55 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function banner(config: Config, service: Service): string {
+  const database = service.database.embedded
+    ? `embedded PostgreSQL in ${config.dataDir}`
+    : `PostgreSQL at ${withoutPassword(service.database.connectionString)}`;
+  const lines = [
+    `Polita listening on http://${config.host}:${config.port} (sandbox: ${config.sandbox}${config.workers ? '' : ', job workers off (WORKERS=false)'})`,
+    `  Database:      ${database}`,
+  ];
+  if (service.database.embedded)
+    lines.push(`  pg_dump:       pg_dump "${service.database.connectionString}"`);
+  lines.push(`  API docs:      ${config.publicBaseUrl}/docs`, `  Admin token:   ${service.adminToken}`);
+  if (service.demo) {
+    lines.push(`  Demo partner:  id ${service.demo.id}`, `  Demo secret:   ${service.demo.secret}`);
+  }
+  return lines.join('\n');
+}
+
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+function assertPortFree(config: Config): Promise<void> {
+  if (config.port === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      fail(
+        `Cannot listen on ${config.host}:${config.port} (${err.code ?? err.message}): ` +
+          (err.code === 'EADDRINUSE'
+            ? 'another process uses that port. Stop it, or set PORT to a free one.'
+            : 'set HOST and PORT to an address this machine can listen on.'),
+        1,
+      ),
+    );
+    probe.listen(config.port, config.host, () => probe.close(() => resolve()));
+  });
+}
+
+function fail(message: string, code: number): never {
+  console.error(message);
+  process.exit(code);
 }
 
 main().catch((err) => {

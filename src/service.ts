@@ -23,7 +23,10 @@ export interface Service {
   database: Database;
   adminToken: string;
   demo: { id: string; secret: string } | null;
-  /** Graceful stop: no new requests, in-flight requests and jobs finish, then the database closes. */
+  /**
+   * Graceful stop: no new requests, in-flight requests and jobs finish, then the pool closes and
+   * the embedded server (if this process started one) shuts down.
+   */
   stop(): Promise<void>;
 }
 
@@ -38,7 +41,6 @@ export function createServices(
 ): Services {
   return {
     db: database.db,
-    engine: database.engine,
     clock: new Clock(database.db, config.sandbox),
     partners: new PartnerDirectory(database.db),
     catalogue: loadCatalogue(),
@@ -60,7 +62,8 @@ export function createServices(
 }
 
 /**
- * The composition root: config → database (migrations) → job queue → services → server.
+ * The composition root: config → database (the embedded server, migrations) → job queue → services
+ * → server.
  * Everything is wired by hand here; main.ts, the tests and the benchmark all start the service this way.
  */
 export async function startService(
@@ -74,6 +77,7 @@ export async function startService(
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       prepare: config.pgPreparedStatements,
+      log: (message) => log.info(message),
     }));
   try {
     const boss = await startBoss(database, log);

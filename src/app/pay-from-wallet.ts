@@ -21,8 +21,8 @@ import { KeyedGate } from './wallet-gate.ts';
  */
 export async function payFromWallet(svc: Services, partner: PartnerRow, id: string) {
   const now = await svc.clock.now();
-  // A transaction opened and ended by hand on one connection: on PostgreSQL the booking carries
-  // the COMMIT in its own message (see debitForOrder), which Kysely's transaction() cannot express.
+  // A transaction opened and ended by hand on one connection: the booking carries the COMMIT in
+  // its own message (see debitForOrder), which Kysely's transaction() cannot express.
   return svc.db.connection().execute(async (conn) => {
     await sql`begin`.execute(conn);
     let open = true;
@@ -82,20 +82,22 @@ async function pay(
   };
   if (order.price > 0) {
     // Last: the wallet row lock is held for this one statement and the commit.
-    const andCommit = svc.engine === 'postgres';
-    const release = andCommit ? await gate.acquire(partner.id) : undefined;
+    const release = await gate.acquire(partner.id);
     let booked;
     try {
-      booked = await debitForOrder(
-        trx,
-        { partnerId: partner.id, orderId: id, price: order.price, actor, at, payment: base },
-        { andCommit },
-      );
+      booked = await debitForOrder(trx, {
+        partnerId: partner.id,
+        orderId: id,
+        price: order.price,
+        actor,
+        at,
+        payment: base,
+      });
     } finally {
-      release?.();
+      release();
     }
     if (booked === 'insufficient') throw badRequest(INSUFFICIENT);
-    if (andCommit) committed();
+    committed();
   } else {
     // Nothing to debit and no ledger entry (amounts are never zero); the order still needs the wallet row.
     const wallet = await lockWallet(trx, partner.id);

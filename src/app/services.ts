@@ -22,8 +22,6 @@ export interface JobQueue {
 /** Everything a use case may touch, wired by hand in main.ts (and in the test helper). */
 export interface Services {
   db: Db;
-  /** PostgreSQL takes several statements in one message; PGlite (one session, in process) does not need to. */
-  engine: 'pglite' | 'postgres';
   clock: Clock;
   partners: PartnerDirectory;
   catalogue: Catalogue;

@@ -11,8 +11,7 @@ import {
 } from '../app/admin/partners.ts';
 import type { Services } from '../app/services.ts';
 import { ConfigError, loadConfig } from '../config.ts';
-import { openDatabase, type Database } from '../db/database.ts';
-import { DataDirLockedError } from '../db/lock-file.ts';
+import { openDatabase } from '../db/database.ts';
 import type { SubWallet } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { mdlToBani } from '../domain/money.ts';
@@ -193,24 +192,15 @@ async function main(): Promise<number> {
   const config = loadConfig();
   // Logs go to stderr: stdout carries only the JSON answer.
   const log = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2));
-  let database: Database;
-  try {
-    database = await openDatabase({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
-      poolSize: 2,
-      prepare: config.pgPreparedStatements,
-    });
-  } catch (err) {
-    if (err instanceof DataDirLockedError) {
-      console.error(
-        `admin: ${err.message}\nThe service is running on this embedded database: ` +
-          'use its operator HTTP API (/admin with the admin token) while it runs, or stop it first.',
-      );
-      return 2;
-    }
-    throw err;
-  }
+  // While the service runs on this DATA_DIR, this runs on its embedded server; otherwise it starts
+  // the server for the command and stops it after.
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: 2,
+    prepare: config.pgPreparedStatements,
+    joinRunning: true,
+  });
   // The job queue is wired as in the service, so a use case that enqueues work behaves the same;
   // no workers run here: the service picks the jobs up.
   const boss = await startBoss(database, log);

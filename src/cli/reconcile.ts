@@ -14,6 +14,7 @@ try {
     dataDir: config.dataDir,
     poolSize: 1,
     prepare: config.pgPreparedStatements,
+    joinRunning: true,
   });
   try {
     const result = await reconcile(database.db);

@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
+import { removeDataDir } from '../multiprocess/process.ts';
 
 const run = promisify(execFile);
 const dirs: string[] = [];
@@ -13,8 +14,8 @@ const tempDir = () => {
   dirs.push(d);
   return d;
 };
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+afterAll(async () => {
+  for (const d of dirs) await removeDataDir(d);
 });
 
 /** `npm run admin -- …` on an embedded database in `dir`; never throws, answers what happened. */
@@ -48,8 +49,9 @@ describe('the embedded database lock', () => {
 });
 
 describe('npm run admin', () => {
-  it('runs the operator use cases on the same DATA_DIR, and refuses while the service holds it', async () => {
+  it('runs the operator use cases on the same DATA_DIR, also while the service holds it', async () => {
     const dir = tempDir();
+    // No service: the command starts the embedded server for itself and stops it after.
     const created = await admin(dir, 'partners', 'create', '--name', 'CLI Agent', '--no-wallet');
     expect(created.code, created.stderr).toBe(0);
     expect(JSON.parse(created.stdout)).toEqual({
@@ -59,22 +61,29 @@ describe('npm run admin', () => {
       webhook_url: null,
       wallet: false,
     });
+    const id = JSON.parse(created.stdout).id as string;
 
-    // What the command line wrote is what the service reads.
+    // What the command line wrote is what the service reads; and while this process holds the
+    // DATA_DIR, the command line works on its server.
     const database = await openDatabase({ dataDir: dir });
     try {
       const row = await database.db
         .selectFrom('partners')
         .selectAll()
-        .where('id', '=', JSON.parse(created.stdout).id)
+        .where('id', '=', id)
         .executeTakeFirst();
       expect(row).toMatchObject({ name: 'CLI Agent', disabled: false });
 
-      const refused = await admin(dir, 'orders', 'list');
-      expect(refused.code).toBe(2);
-      expect(refused.stdout).toBe('');
-      expect(refused.stderr).toContain(`DATA_DIR ${dir} is in use by another Polita process`);
-      expect(refused.stderr).toContain('operator HTTP API');
+      const renamed = await admin(dir, 'partners', 'update', id, '--name', 'CLI Agent 2');
+      expect(renamed.code, renamed.stderr).toBe(0);
+      const after = await database.db
+        .selectFrom('partners')
+        .select('name')
+        .where('id', '=', id)
+        .executeTakeFirst();
+      expect(after?.name).toBe('CLI Agent 2');
+      // The command left the server to its owner.
+      expect((await database.db.selectFrom('partners').select('id').execute()).length).toBeGreaterThan(0);
     } finally {
       await database.close();
     }

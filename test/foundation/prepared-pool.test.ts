@@ -3,9 +3,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { preparingPool } from '../../src/db/prepared-pool.ts';
-import { onPostgres, testDatabaseUrl } from '../support/database.ts';
+import { testDatabaseUrl } from '../support/database.ts';
 
-describe.skipIf(!onPostgres())('the PostgreSQL pool that prepares repeated statements', () => {
+describe('the PostgreSQL pool that prepares repeated statements', () => {
   let db: Awaited<ReturnType<typeof testDatabaseUrl>>;
   let kysely: Kysely<Record<string, Record<string, unknown>>>;
 

@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { onPostgres } from '../support/database.ts';
 import { eventually, payment, rcaDraft, twoServicesOnOneDatabase } from './process.ts';
 
 /**
  * decisions.md §5: concurrent payments of one order across any number of instances on one
  * database: exactly one succeeds. Two real service processes on one PostgreSQL database.
  */
-describe.skipIf(!onPostgres())('two service processes on one PostgreSQL database', () => {
+describe('two service processes on one PostgreSQL database', () => {
   const env = twoServicesOnOneDatabase();
 
   it('lets exactly one of 50 simultaneous confirm-order calls with different payments pay one draft', async () => {

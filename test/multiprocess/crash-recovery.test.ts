@@ -1,15 +1,16 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeader } from '../../src/signature.ts';
-import { onPostgres, testDatabaseUrl } from '../support/database.ts';
+import { testDatabaseUrl } from '../support/database.ts';
 import {
   eventually,
   freePort,
   payment,
   rcaDraft,
+  removeDataDir,
   sleep,
   spawnService,
   type ServiceProcess,
@@ -41,14 +42,15 @@ async function webhookReceiver(): Promise<{ url: string; received: Received[]; c
 }
 
 const engines = [
-  { engine: 'PGlite in a DATA_DIR', postgres: false },
-  ...(onPostgres() ? [{ engine: 'PostgreSQL', postgres: true }] : []),
+  { engine: 'the embedded PostgreSQL of a DATA_DIR', postgres: false },
+  { engine: 'a PostgreSQL server (DATABASE_URL)', postgres: true },
 ];
 
 /**
  * A process killed with SIGKILL right after confirm-order answered: the issue-order job was
  * committed with the payment, so the restarted process issues the order and sends its webhook
- * exactly once. On PGlite this also proves the DATA_DIR lock of a killed process is taken over.
+ * exactly once. On a DATA_DIR this also proves that the server the killed process left running is
+ * taken over.
  */
 describe.each(engines)('a service process killed after payment, on $engine', ({ postgres }) => {
   let env: Record<string, string>;
@@ -65,7 +67,7 @@ describe.each(engines)('a service process killed after payment, on $engine', ({ 
     } else {
       const dir = mkdtempSync(join(tmpdir(), 'polita-crash-'));
       env = { DATA_DIR: dir };
-      cleanup = async () => rmSync(dir, { recursive: true, force: true });
+      cleanup = () => removeDataDir(dir);
     }
   });
 

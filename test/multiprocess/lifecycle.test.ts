@@ -1,10 +1,18 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeader } from '../../src/signature.ts';
-import { RCA_QUOTE, sleep, spawnExpectingFailure, spawnService, type ServiceProcess } from './process.ts';
+import {
+  postgresProcessesOn,
+  RCA_QUOTE,
+  removeDataDir,
+  sleep,
+  spawnExpectingFailure,
+  spawnService,
+  type ServiceProcess,
+} from './process.ts';
 
 /**
  * Starting and stopping a real process on the embedded database (decisions.md §8): one process per
@@ -21,7 +29,7 @@ describe('a service process on an embedded DATA_DIR', () => {
 
   afterAll(async () => {
     await proc?.kill();
-    rmSync(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   });
 
   it('refuses a second process on the same DATA_DIR with a clear error', async () => {
@@ -55,7 +63,8 @@ describe('a service process on an embedded DATA_DIR', () => {
 
     const { code, signal } = await proc.exited;
     expect({ code, signal }).toEqual({ code: 0, signal: null });
-    expect(existsSync(join(dir, 'polita.lock')), 'lock file removed').toBe(false);
+    expect(existsSync(join(dir, 'pg', 'postmaster.pid')), 'the embedded PostgreSQL stopped').toBe(false);
+    expect(postgresProcessesOn(dir)).toEqual([]);
   }, 60_000);
 });
 

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
@@ -262,4 +264,33 @@ export function twoServicesOnOneDatabase(): {
     await db?.drop();
   }, 60_000);
   return env;
+}
+
+/** Pids of postgres processes (the postmaster and its backends) serving the cluster of DATA_DIR `dir`. */
+export function postgresProcessesOn(dir: string): number[] {
+  const cluster = join(dir, 'pg');
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (args[0]?.endsWith('/postgres') && args.includes(cluster)) pids.push(Number(entry));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return pids;
+}
+
+/** After a test that killed services: no server of `dir` outlives it (SIGKILL, then its directory goes). */
+export async function removeDataDir(dir: string): Promise<void> {
+  for (const pid of postgresProcessesOn(dir)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+  for (let i = 0; i < 50 && postgresProcessesOn(dir).length > 0; i++) await sleep(100);
+  rmSync(dir, { recursive: true, force: true });
 }

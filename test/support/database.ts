@@ -1,24 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { inject } from 'vitest';
+import { withDatabase } from './global-setup.ts';
 
 /**
- * The database a test file runs on. With DATABASE_URL=postgres://… each test file gets a fresh
- * database on that server (dropped afterwards); otherwise an in-memory PGlite.
+ * A fresh database for one test file, copied from the run's migrated template (global-setup.ts) on
+ * the run's server: the embedded PostgreSQL, or the server of DATABASE_URL. Dropped by drop().
  */
 export async function testDatabaseUrl(): Promise<{ url: string; drop(): Promise<void> }> {
-  const server = process.env.DATABASE_URL;
-  if (!server || !/^postgres(ql)?:\/\//.test(server)) return { url: 'memory://', drop: async () => {} };
+  const { adminUrl, template } = inject('testDatabases');
   const name = `polita_t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: server });
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(server);
-  url.pathname = `/${name}`;
+  try {
+    await admin.query(`create database ${name} template ${template}`);
+  } finally {
+    await admin.end();
+  }
   return {
-    url: url.toString(),
+    url: withDatabase(adminUrl, name),
     async drop() {
-      const c = new pg.Client({ connectionString: server });
+      const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       // Let the service's pools finish closing first: forcing the drop on a connection that is
       // still closing surfaces as an unhandled 57P01 in the test run.
@@ -34,5 +36,3 @@ export async function testDatabaseUrl(): Promise<{ url: string; drop(): Promise<
     },
   };
 }
-
-export const onPostgres = (): boolean => /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '');

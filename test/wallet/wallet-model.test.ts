@@ -1,9 +1,8 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { reconcile } from '../../src/app/reconcile.ts';
 import { ledgerSums } from '../../src/db/repos/wallets.ts';
 import { payment, startHarness, type Creds, type Harness } from '../support/harness.ts';
-import { onPostgres } from '../support/database.ts';
 import { balance, credit, rcaDraft, rcaOffers, shuffledAttempts, type RcaOffer } from './support.ts';
 
 /**
@@ -173,8 +172,8 @@ describe('wallet model', () => {
   }, 120_000);
 });
 
-// Both engines: PGlite serialises transactions (one connection), PostgreSQL runs them truly in
-// parallel on its pool, where the row locks alone keep the books straight.
+// PostgreSQL runs the payments truly in parallel on the pool, where the row locks alone keep the
+// books straight.
 const DRAFTS = 200;
 const ATTEMPTS = DRAFTS * 5;
 
@@ -214,7 +213,7 @@ describe(`concurrent payments (${ATTEMPTS} attempts over ${DRAFTS} drafts)`, () 
     }
     const ms = Date.now() - started;
     console.log(
-      `${ATTEMPTS} payment attempts over ${DRAFTS} drafts in ${ms} ms on ${onPostgres() ? 'PostgreSQL' : 'PGlite'}`,
+      `${ATTEMPTS} payment attempts over ${DRAFTS} drafts in ${ms} ms on ${inject('testDatabases').server}`,
     );
 
     expect(unexpected).toEqual([]);

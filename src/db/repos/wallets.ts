@@ -141,7 +141,7 @@ const INSUFFICIENT_REFUSAL = 'polita: no sub-wallet covers the price';
  * to paid with its event and the payment naming the entry.
  *
  * Every payment of a partner queues on the wallet row, so how long it is held is the partner's
- * payment rate. With `andCommit` the COMMIT travels in the same message (a simple query, so the
+ * payment rate. The COMMIT travels in the same message (a simple query, so the
  * values are written into the text as escaped literals), and the row is held only while the
  * server executes and commits: no round trip to this process in between, which under load was
  * most of the hold. The caller's transaction must be one it opened itself with `begin` on this
@@ -161,7 +161,6 @@ export async function debitForOrder(
     /** The payment without receipt_id and wallet, which come from the entry. */
     payment: Omit<PaymentData, 'receipt_id' | 'wallet'>;
   },
-  opts: { andCommit: boolean },
 ): Promise<'booked' | 'insufficient'> {
   if (!(p.price > 0)) throw new Error('debitForOrder needs a positive price');
   const price = `${integerLiteral(p.price)}::bigint`;
@@ -203,7 +202,7 @@ export async function debitForOrder(
       when not exists (select 1 from l) then polita_refuse(${textLiteral(INSUFFICIENT_REFUSAL)})
       when not exists (select 1 from e) then polita_refuse(${textLiteral(`order ${p.orderId} changed under its row lock`)})
       else true
-    end as booked${opts.andCommit ? '; commit' : ''}`;
+    end as booked; commit`;
   try {
     await sql.raw(text).execute(conn);
     return 'booked';

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import type { TestProject } from 'vitest/node';
+import { openDatabase } from '../../src/db/database.ts';
+import { startEmbeddedServer, type EmbeddedServer } from '../../src/db/embedded-server.ts';
+import { startBoss } from '../../src/jobs/queue.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Where test files make their databases: a maintenance URL and the migrated template's name. */
+    testDatabases: { adminUrl: string; template: string; server: 'embedded' | 'DATABASE_URL' };
+  }
+}
+
+/**
+ * Once per test run: the PostgreSQL server every test file uses (the embedded one in a temporary
+ * directory, or the server of DATABASE_URL), and on it a template database with every migration and
+ * pg-boss's schema, so a test file's own database is one CREATE DATABASE … TEMPLATE away.
+ */
+export default async function setup(project: TestProject) {
+  let server: EmbeddedServer | undefined;
+  let dir: string | undefined;
+  const external = process.env.DATABASE_URL;
+  if (external && !/^postgres(ql)?:\/\//.test(external)) {
+    throw new Error(`DATABASE_URL must be postgres://… for the tests, got "${external}"`);
+  }
+  let adminUrl: string;
+  if (external) {
+    adminUrl = external;
+  } else {
+    dir = mkdtempSync(join(tmpdir(), 'polita-test-pg-'));
+    // A throwaway cluster: durability buys nothing here, and fsync costs the suite its time.
+    server = await startEmbeddedServer({
+      dataDir: dir,
+      settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: '400' },
+    });
+    adminUrl = server.adminConnectionString;
+  }
+  const template = `polita_tpl_${randomBytes(5).toString('hex')}`;
+  await admin(adminUrl, `create database ${template}`);
+  try {
+    const database = await openDatabase({
+      databaseUrl: withDatabase(adminUrl, template),
+      dataDir: '',
+      poolSize: 2,
+    });
+    const boss = await startBoss(database, pino({ level: 'silent' }));
+    await boss.stop({ graceful: false, close: true, timeout: 1000 });
+    await database.close();
+  } catch (err) {
+    await teardown();
+    throw err;
+  }
+  project.provide('testDatabases', { adminUrl, template, server: external ? 'DATABASE_URL' : 'embedded' });
+
+  async function teardown() {
+    await admin(adminUrl, `drop database if exists ${template} with (force)`).catch(() => {});
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
+  return teardown;
+}
+
+async function admin(url: string, statement: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(statement);
+  } finally {
+    await c.end();
+  }
+}
+
+/** The same server, another database: works for postgres://host/db and for socket URLs (?host=/dir). */
+export function withDatabase(url: string, database: string): string {
+  const m = /^(postgres(?:ql)?:\/\/[^/?#]*)(?:\/[^?#]*)?(.*)$/.exec(url);
+  if (!m) throw new Error(`not a postgres:// URL: ${url}`);
+  return `${m[1]}/${database}${m[2]}`;
+}
