@@ -77,7 +77,7 @@ export async function startService(
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       prepare: config.pgPreparedStatements,
-      log: (message) => log.info(message),
+      log: (message, level = 'info') => log[level](message),
     }));
   try {
     const boss = await startBoss(database, log);

@@ -37,7 +37,7 @@ export interface OpenOptions {
    * server instead of refusing.
    */
   joinRunning?: boolean;
-  log?: (message: string) => void;
+  log?: (message: string, level?: 'info' | 'warn') => void;
 }
 
 /**

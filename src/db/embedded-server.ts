@@ -49,7 +49,7 @@ export interface EmbeddedOptions {
    * the test suite: the server dies with the test run's process group.
    */
   detached?: boolean;
-  log?: (message: string) => void;
+  log?: (message: string, level?: 'info' | 'warn') => void;
 }
 
 /** Where a DATA_DIR's server listens, known without starting it (a second process joins through it). */
@@ -68,11 +68,14 @@ export async function startEmbeddedServer(opts: EmbeddedOptions): Promise<Embedd
   const dataDir = resolve(opts.dataDir);
   refusePgliteDataDir(dataDir);
   const bin = await binaries();
-  prepareDataDir(dataDir);
+  const user = serverUser();
+  // Every refusal above and here comes before DATA_DIR is created or changed.
+  checkWritable(dataDir);
+  if (user) assertReachable(nearestExisting(dirname(dataDir)), user);
+  mkdirSync(dataDir, { recursive: true });
+  if (user) letServerUserIn(dataDir, user);
   const lock = await lockDataDir(dataDir);
   try {
-    const user = serverUser();
-    if (user) letServerUserIn(dataDir, user);
     const cluster = join(dataDir, 'pg');
     if (!existsSync(join(cluster, 'PG_VERSION'))) await initCluster(bin, cluster, user, log);
     checkClusterVersion(cluster, bin.major);
@@ -142,10 +145,14 @@ function refusePgliteDataDir(dataDir: string): void {
   );
 }
 
-function prepareDataDir(dataDir: string): void {
+/** DATA_DIR, or the nearest directory above it that exists, must be a directory this user can write. */
+function checkWritable(dataDir: string): void {
+  const nearest = nearestExisting(dataDir);
   try {
-    mkdirSync(dataDir, { recursive: true });
-    accessSync(dataDir, constants.W_OK | constants.X_OK);
+    if (!statSync(nearest).isDirectory()) {
+      throw Object.assign(new Error('not a directory'), { code: nearest === dataDir ? 'EEXIST' : 'ENOTDIR' });
+    }
+    accessSync(nearest, constants.W_OK | constants.X_OK);
   } catch (err) {
     throw new EmbeddedDatabaseError(
       `DATA_DIR ${dataDir} is not writable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}). ` +
@@ -156,15 +163,19 @@ function prepareDataDir(dataDir: string): void {
 
 /**
  * The server user needs to pass through DATA_DIR (to its cluster and socket directories) and every
- * directory above it. DATA_DIR itself is ours, so it gets the `x` bit for others (pass, not list:
- * the files in it are 0600); a directory above it that shuts the server user out is an error.
+ * directory above it (checked before DATA_DIR is made). DATA_DIR itself is ours, so it gets the `x`
+ * bit for others: pass, not list; the files in it are 0600.
  */
 function letServerUserIn(dataDir: string, user: OsUser): void {
-  assertReachable(dirname(dataDir), user);
   const st = statSync(dataDir);
   if ((st.mode & 0o001) === 0 && st.uid === process.getuid?.())
     chmodSync(dataDir, (st.mode & 0o7777) | 0o001);
   assertReachable(dataDir, user);
+}
+
+function nearestExisting(dir: string): string {
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
 }
 
 /** Inside DATA_DIR when the path is short enough for a socket, else under the temp directory. */
@@ -185,7 +196,7 @@ async function initCluster(
   bin: Binaries,
   cluster: string,
   user: OsUser | undefined,
-  log: (m: string) => void,
+  log: (m: string, level?: 'info' | 'warn') => void,
 ) {
   const scratch = `${cluster}.initdb`;
   rmSync(scratch, { recursive: true, force: true });
@@ -228,10 +239,13 @@ function checkClusterVersion(cluster: string, major: number): void {
  * was killed: stop it cleanly (fast shutdown, then immediate). A pid file of a dead process is left
  * to the server, which checks it itself.
  */
-async function stopLeftServer(cluster: string, log: (m: string) => void): Promise<void> {
+async function stopLeftServer(
+  cluster: string,
+  log: (m: string, level?: 'info' | 'warn') => void,
+): Promise<void> {
   const pid = postmasterPid(cluster);
   if (!pid || !isLivePostgres(pid)) return;
-  log(`stopping the PostgreSQL server (pid ${pid}) that a killed service left running on ${cluster}`);
+  log(`stopping the PostgreSQL server (pid ${pid}) that a killed service left running on ${cluster}`, 'warn');
   for (const [signal, waitMs] of [
     ['SIGINT', 60_000],
     ['SIGQUIT', 10_000],
@@ -289,7 +303,7 @@ async function launch(
     sockets: string;
     dataDir: string;
     user: OsUser | undefined;
-    log: (m: string) => void;
+    log: (m: string, level?: 'info' | 'warn') => void;
   },
 ): Promise<ChildProcess> {
   const settings: Record<string, string> = {

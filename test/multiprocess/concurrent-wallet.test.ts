@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import {
   eventually,
   payment,
   rcaDraft,
-  ROOT,
+  runReconcile,
   twoServicesOnOneDatabase,
   type Creds,
   type Reply,
@@ -22,24 +21,6 @@ const DRAFTS = 200;
 const ATTEMPTS = DRAFTS * 5;
 const IN_FLIGHT = 50;
 const toBani = (mdl: number) => Math.round(mdl * 100);
-
-/** `npm run reconcile` on `url`, as a child process like the services: exit code and output. */
-function runReconcile(url: string): Promise<{ code: number | null; output: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url };
-  delete env.DATA_DIR;
-  const child = spawn(
-    process.execPath,
-    ['--disable-warning=ExperimentalWarning', '--import', 'tsx', 'src/cli/reconcile.ts'],
-    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, output }));
-  });
-}
 
 describe('wallet payments from two service processes on one PostgreSQL database', () => {
   const env = twoServicesOnOneDatabase();
@@ -180,7 +161,7 @@ describe('wallet payments from two service processes on one PostgreSQL database'
       },
       90_000,
     );
-    const books = await runReconcile(env.url);
+    const books = await runReconcile({ DATABASE_URL: env.url });
     expect(books.code, books.output).toBe(0);
   }, 180_000);
 });

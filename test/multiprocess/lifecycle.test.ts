@@ -1,8 +1,10 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { embeddedConnectionString } from '../../src/db/embedded-server.ts';
 import { signatureHeader } from '../../src/signature.ts';
 import {
   postgresProcessesOn,
@@ -30,6 +32,29 @@ describe('a service process on an embedded DATA_DIR', () => {
   afterAll(async () => {
     await proc?.kill();
     await removeDataDir(dir);
+  });
+
+  it('runs a durable PostgreSQL reachable only through a private socket, never as root', async () => {
+    const banner = /pg_dump "(postgresql:\/\/[^"]+)"/.exec(proc.output())?.[1];
+    expect(banner, 'the start banner prints the connection string for pg_dump').toBe(
+      embeddedConnectionString(dir),
+    );
+    const client = new pg.Client({ connectionString: banner });
+    await client.connect();
+    try {
+      const { rows } = await client.query(
+        `select current_setting('listen_addresses') as listen, current_setting('fsync') as fsync,
+                current_setting('synchronous_commit') as sync, current_setting('unix_socket_directories') as sockets`,
+      );
+      expect(rows[0]).toEqual({ listen: '', fsync: 'on', sync: 'on', sockets: join(dir, 'run') });
+    } finally {
+      await client.end();
+    }
+    expect(statSync(join(dir, 'run')).mode & 0o777, 'socket directory').toBe(0o700);
+    const [postmaster] = postgresProcessesOn(dir);
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${postmaster}/status`, 'utf8'))?.[1]);
+    if (process.getuid?.() === 0) expect(uid, 'as root, the server runs as an unprivileged user').not.toBe(0);
+    else expect(uid).toBe(process.getuid?.());
   });
 
   it('refuses a second process on the same DATA_DIR with a clear error', async () => {

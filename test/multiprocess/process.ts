@@ -57,9 +57,9 @@ export async function freePort(): Promise<number> {
  */
 export async function spawnService(
   env: { DATABASE_URL?: string; DATA_DIR?: string } & Record<string, string | undefined>,
-  opts: { timeoutMs?: number } = {},
+  opts: { timeoutMs?: number; ownGroup?: boolean } = {},
 ): Promise<ServiceProcess> {
-  const proc = startChild(await freePort(), env);
+  const proc = startChild(await freePort(), env, opts.ownGroup ?? false);
   try {
     await proc.ready(opts.timeoutMs ?? 45_000);
   } catch (err) {
@@ -81,7 +81,7 @@ export async function spawnExpectingFailure(
   return { code, output: handle.output() };
 }
 
-function startChild(port: number, env: Record<string, string | undefined>) {
+function startChild(port: number, env: Record<string, string | undefined>, ownGroup = false) {
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   delete childEnv.DATABASE_URL;
   delete childEnv.DATA_DIR;
@@ -97,7 +97,8 @@ function startChild(port: number, env: Record<string, string | undefined>) {
   const child = spawn(
     process.execPath,
     ['--disable-warning=ExperimentalWarning', '--import', 'tsx', 'src/main.ts'],
-    { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+    // ownGroup: a process group of its own, so a test can SIGKILL the whole group as a crash would.
+    { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup },
   );
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -266,20 +267,45 @@ export function twoServicesOnOneDatabase(): {
   return env;
 }
 
-/** Pids of postgres processes (the postmaster and its backends) serving the cluster of DATA_DIR `dir`. */
+/** Pids of the postgres processes serving the cluster of DATA_DIR `dir`: its postmaster, then its children. */
 export function postgresProcessesOn(dir: string): number[] {
   const cluster = join(dir, 'pg');
-  const pids: number[] = [];
+  const postmasters: number[] = [];
+  const parents = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (args[0]?.endsWith('/postgres') && args.includes(cluster)) pids.push(Number(entry));
+      if (args[0]?.endsWith('/postgres') && args.includes(cluster)) postmasters.push(Number(entry));
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
     } catch {
       /* gone meanwhile */
     }
   }
-  return pids;
+  const children = [...parents].filter(([, ppid]) => postmasters.includes(ppid)).map(([pid]) => pid);
+  return [...postmasters, ...children];
+}
+
+/** `npm run reconcile` as a child process, on the database `env` names: exit code and output. */
+export function runReconcile(
+  env: { DATABASE_URL: string } | { DATA_DIR: string },
+): Promise<{ code: number | null; output: string }> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  if (!('DATABASE_URL' in env)) delete childEnv.DATABASE_URL;
+  if (!('DATA_DIR' in env)) delete childEnv.DATA_DIR;
+  const child = spawn(
+    process.execPath,
+    ['--disable-warning=ExperimentalWarning', '--import', 'tsx', 'src/cli/reconcile.ts'],
+    { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, output }));
+  });
 }
 
 /** After a test that killed services: no server of `dir` outlives it (SIGKILL, then its directory goes). */

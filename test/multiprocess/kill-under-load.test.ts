@@ -1,0 +1,110 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  eventually,
+  payment,
+  postgresProcessesOn,
+  rcaDraft,
+  removeDataDir,
+  runReconcile,
+  sleep,
+  spawnService,
+  type ServiceProcess,
+} from './process.ts';
+
+const CLIENTS = 8;
+/** Payments acknowledged before the kill, at least. */
+const ACKNOWLEDGED = 30;
+
+const dirs: string[] = [];
+const procs: ServiceProcess[] = [];
+afterAll(async () => {
+  await Promise.all(procs.map((p) => p.kill()));
+  for (const d of dirs) await removeDataDir(d);
+}, 60_000);
+
+/**
+ * The embedded default under a crash (issue 11): clients create drafts and pay them, half by
+ * confirm-order and half from the wallet, until the service's whole process group is SIGKILLed.
+ * Its PostgreSQL runs in a session of its own and survives that; in the second case every
+ * postgres process is SIGKILLed too, mid-write, and the server must recover from its WAL.
+ */
+describe.each([
+  { what: 'the service’s process group', alsoServer: false },
+  { what: 'the service’s process group and every PostgreSQL process', alsoServer: true },
+])('SIGKILL of $what under a mixed payment load', ({ alsoServer }) => {
+  it('loses no acknowledged payment; the next start completes every paid order and the books reconcile', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'polita-kill-'));
+    dirs.push(dir);
+    const first = await spawnService({ DATA_DIR: dir }, { ownGroup: true });
+    procs.push(first);
+    const credited = await first.admin('POST', '/admin/partners/demo/wallet/credits', {
+      wallet: 'online',
+      amount: 5_000_000,
+      reference: 'load test',
+    });
+    expect(credited.status, JSON.stringify(credited.body)).toBe(200);
+
+    const acknowledged = new Map<string, 'customer' | 'wallet'>();
+    let running = true;
+    const clients = Array.from({ length: CLIENTS }, async (_, k) => {
+      for (let i = k; running; i++) {
+        try {
+          const draft = await rcaDraft(first);
+          const wallet = i % 2 === 0;
+          const r = wallet
+            ? await first.call('pay-order-from-balance', { id: draft.id })
+            : await first.call('confirm-order', { id: draft.id, payment: payment(draft.price) });
+          if (r.status === 200) acknowledged.set(draft.id, wallet ? 'wallet' : 'customer');
+          else throw new Error(`payment answered ${r.status}: ${JSON.stringify(r.body)}`);
+        } catch (err) {
+          if (running) throw err;
+          return; // the kill cut this request off: its outcome is unknown, and not counted
+        }
+      }
+    });
+    await eventually('payments to be acknowledged', async () =>
+      acknowledged.size >= ACKNOWLEDGED ? true : undefined,
+    );
+
+    const server = postgresProcessesOn(dir);
+    expect(server.length, 'the embedded PostgreSQL runs').toBeGreaterThan(0);
+    running = false;
+    process.kill(-first.child.pid!, 'SIGKILL');
+    if (alsoServer) for (const pid of server) process.kill(pid, 'SIGKILL');
+    await first.exited;
+    await Promise.all(clients);
+    const paid = new Map(acknowledged);
+    if (!alsoServer) {
+      expect(postgresProcessesOn(dir)[0], 'the server outlived its service').toBe(server[0]);
+    }
+
+    const second = await spawnService({ DATA_DIR: dir });
+    procs.push(second);
+    const log = readFileSync(join(dir, 'postgresql.log'), 'utf8');
+    if (alsoServer) expect(log).toMatch(/database system was interrupted|not properly shut down/);
+    else expect(second.output()).toContain(`stopping the PostgreSQL server (pid ${server[0]})`);
+
+    for (const [id, how] of paid) {
+      const done = await eventually(
+        `order ${id} (paid by ${how}) to complete after the restart`,
+        async () => {
+          const r = await second.call<{ status: string }>('get-order', { id });
+          return r.body.status === 'completed' ? r : undefined;
+        },
+        60_000,
+      );
+      expect(done.status).toBe(200);
+    }
+    // Every wallet-paid order has its ledger entry, and the wallet equals its ledger to the ban.
+    await sleep(500);
+    const books = await runReconcile({ DATA_DIR: dir });
+    expect(books, books.output).toMatchObject({ code: 0 });
+
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+    expect(postgresProcessesOn(dir), 'SIGTERM leaves no postgres process behind').toEqual([]);
+  }, 180_000);
+});
