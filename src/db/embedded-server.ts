@@ -35,7 +35,7 @@ export interface EmbeddedServer {
   adminConnectionString: string;
   /** The postmaster's pid. */
   pid: number;
-  /** Fast shutdown (sessions end, a checkpoint is written), then the DATA_DIR lock is released. */
+  /** Shutdown (sessions end, a checkpoint is written), then the DATA_DIR lock is released. */
   stop(): Promise<void>;
 }
 
@@ -389,7 +389,11 @@ async function ensureDatabase(adminConnectionString: string): Promise<void> {
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((res) => child.once('exit', () => res()));
+  // Smart shutdown first: the pool's sessions are closing already, and a fast shutdown would tell
+  // each one still saying goodbye that an administrator terminated it. A session that stays (an
+  // operator command joined through the socket) gets the fast shutdown after a few seconds.
   for (const [signal, waitMs] of [
+    ['SIGTERM', 5_000],
     ['SIGINT', 60_000],
     ['SIGQUIT', 10_000],
     ['SIGKILL', 10_000],
