@@ -15,14 +15,14 @@ import { startBare, startPolita, type Running } from './processes.ts';
  * BENCH_SECONDS (default 10) per scenario; BENCH_ENGINES=embedded,postgres to pick engines;
  * BENCH_PG (default postgres://postgres@127.0.0.1:5432/postgres) the server to make databases on;
  * BENCH_NODE_ARGS extra node flags for the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof");
- * BENCH_ONLY=<text> runs only the scenarios whose name contains it.
+ * BENCH_ONLY=<text>[,<text>…] runs only the scenarios whose name contains one of them.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS || 10);
 const CONNECTIONS = 50;
 const PG_SERVER = process.env.BENCH_PG || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ENGINES = (process.env.BENCH_ENGINES || 'embedded,postgres').split(',');
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean);
-const ONLY = process.env.BENCH_ONLY || '';
+const ONLY = (process.env.BENCH_ONLY || '').split(',');
 
 interface Row extends Measured {
   scenario: string;
@@ -98,7 +98,7 @@ async function main(): Promise<void> {
   const bareBefore = await measureBare('before');
   let bareRps = bareBefore.reqPerSec;
 
-  const chosen = SCENARIOS.filter((s) => s.name.includes(ONLY));
+  const chosen = SCENARIOS.filter((s) => ONLY.some((o) => s.name.includes(o)));
   for (const engine of await engines()) {
     try {
       // One service per mode, one after the other: a DATA_DIR takes a single process.

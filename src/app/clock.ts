@@ -23,7 +23,7 @@ export class Clock {
     const real = Date.now();
     if (real - this.loadedAt > this.ttlMs) {
       // Every request arriving while the offset is re-read waits for that one read: without this,
-      // each expiry sent one query per request in flight (on PGlite they queue on one thread).
+      // each expiry sent one query per request in flight.
       this.loading ??= this.load(real).finally(() => (this.loading = undefined));
       await this.loading;
       return Date.now() + this.offsetMs;

@@ -98,8 +98,7 @@ export async function issueOrder(
     return 'failed';
   }
 
-  // Read before the transaction: on PGlite a clock read that misses its cache queries outside the
-  // transaction and waits for the one connection the transaction holds.
+  // Read before the transaction, which then holds its connection only for the writes.
   const at = new Date(await svc.clock.now());
   await svc.db.transaction().execute(async (trx) => {
     const done = await transition(trx, orderId, order.status, 'completed', {

@@ -9,10 +9,17 @@ import type { DB } from './schema.ts';
 
 export type Db = Kysely<DB>;
 
-/** The service's one PostgreSQL pool, seen as Kysely and as pg-boss's database port. */
+/** The service's PostgreSQL: its pool as Kysely, and pg-boss's database port. */
 export interface Database {
   db: Db;
-  /** pg-boss runs its statements on the same pool. */
+  /**
+   * pg-boss's own statements (polling, maintenance, its queue lookups) run on a small pool of their
+   * own. A job is enqueued inside the caller's transaction, and an enqueue whose queue is not in
+   * pg-boss's cache looks it up on another connection: on one shared pool, a burst of 50
+   * confirm-orders held all 20 connections in transactions that each waited for a 21st, and the
+   * service stopped answering (npm run bench, create+confirm: 0 pairs). Jobs still commit with the
+   * change that causes them.
+   */
   boss: IDatabase;
   /** Where the data is: the embedded server's socket URL (for pg_dump), or DATABASE_URL. */
   connectionString: string;
@@ -74,15 +81,14 @@ async function openPostgres(
   opts: { max: number; prepare: boolean },
   embedded: EmbeddedServer | undefined,
 ): Promise<Database> {
-  const pool = new pg.Pool({ connectionString, max: opts.max });
-  // An idle client the server disconnects (restart, failover, pg_terminate_backend) emits 'error' on
-  // the pool; without a listener that crashes the process. The pool drops the client and makes a new one.
-  pool.on('error', (err) => process.emitWarning(`PostgreSQL dropped an idle connection: ${err.message}`));
+  const pool = newPool(connectionString, opts.max);
+  const jobsPool = newPool(connectionString, JOB_POOL_SIZE);
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool: opts.prepare ? preparingPool(pool) : pool }),
   });
   const close = async () => {
     await db.destroy();
+    await jobsPool.end();
     await embedded?.stop();
   };
   try {
@@ -90,15 +96,26 @@ async function openPostgres(
     await migrate(db);
   } catch (err) {
     await db.destroy().catch(() => {});
+    await jobsPool.end().catch(() => {});
     throw err;
   }
   return {
     db,
-    boss: { executeSql: (text, values) => pool.query(text, values as unknown[]) },
+    boss: { executeSql: (text, values) => jobsPool.query(text, values as unknown[]) },
     connectionString,
     embedded,
     close,
   };
+}
+
+const JOB_POOL_SIZE = 4;
+
+function newPool(connectionString: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  // An idle client the server disconnects (restart, failover, pg_terminate_backend) emits 'error' on
+  // the pool; without a listener that crashes the process. The pool drops the client and makes a new one.
+  pool.on('error', (err) => process.emitWarning(`PostgreSQL dropped an idle connection: ${err.message}`));
+  return pool;
 }
 
 /** Forward-only migrations in one transaction under an advisory lock, so instances starting together take turns. */

@@ -1,6 +1,6 @@
 /**
- * Forward-only migrations. Never edit one that has shipped: add the next. They stay in the SQL
- * subset shared by PostgreSQL 15 (the server) and PGlite (PostgreSQL 18).
+ * Forward-only migrations. Never edit one that has shipped: add the next. They stay within
+ * PostgreSQL 15's SQL: the embedded server is 15, and operators may run 15 themselves.
  */
 export interface Migration {
   version: number;

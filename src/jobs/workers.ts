@@ -31,8 +31,7 @@ export async function startWorkers(
       await deliverWebhook(svc, job.data.orderId, job.data.trigger);
     },
   );
-  // The sweep is scheduled once a minute: looking for its job every half second cost an idle
-  // PGlite instance a third of its polling CPU for nothing.
+  // The sweep is scheduled once a minute: looking for its job every half second is polling for nothing.
   await boss.work('expire-drafts', { pollingIntervalSeconds: 10 }, async () => {
     const n = await expireDrafts(svc);
     if (n > 0) svc.log.info({ expired: n }, 'drafts expired');

@@ -99,7 +99,7 @@ describe('request signature', () => {
 
   it('keeps old and new secrets valid through a rotation until the old ones are retired', async () => {
     const p = await h.newPartner();
-    // Past the clock's 1 s cache: a clock read inside the rotation's transaction once deadlocked PGlite.
+    // Past the clock's 1 s cache, so the rotation reads the clock from the database.
     await new Promise((r) => setTimeout(r, 1100));
     const rotated = await h.admin<{ secret: string }>('POST', `/admin/partners/${p.id}/secrets`);
     expect(rotated.status).toBe(201);

@@ -37,8 +37,8 @@ export interface Harness {
 }
 
 /**
- * Starts the whole service for one test file on the real database engine (PGlite in memory, or a
- * fresh PostgreSQL database when DATABASE_URL is set) with the sandbox providers. Requests go
+ * Starts the whole service for one test file on a fresh database of its own (see database.ts) with
+ * the sandbox providers. Requests go
  * through Fastify's inject, signed exactly as a partner signs them.
  */
 export async function startHarness(

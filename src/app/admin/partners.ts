@@ -72,8 +72,7 @@ export async function changePartner(
 /** A new secret; the old one keeps working until retireOldSecrets, so partners can roll over without downtime. */
 export async function rotateSecret(svc: Services, id: string) {
   const secret = hex(svc, 32);
-  // The clock is read before the transaction: inside it, a clock read that misses its cache
-  // waits on PGlite for the connection the transaction holds (a deadlock).
+  // The clock is read before the transaction, which then holds its connection only for the writes.
   const at = new Date(await svc.clock.now());
   await svc.db.transaction().execute(async (trx) => {
     if (!(await findPartner(trx, id))) throw notFound('Partner not found');
