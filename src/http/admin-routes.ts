@@ -17,6 +17,7 @@ import { isoLocal } from '../domain/time.ts';
 import { adminWalletRoutes } from './admin-wallet-routes.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { parseJsonBody } from './raw-body.ts';
+import { OperatorBody } from './schemas.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -45,7 +46,7 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
     {
       schema: {
         tags,
-        body: Type.Object({
+        body: OperatorBody({
           name: Type.String({ minLength: 1, maxLength: 200 }),
           webhook_url: Type.Optional(WebhookUrl),
           wallet: Type.Optional(Type.Boolean()),
@@ -67,7 +68,7 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
       schema: {
         tags,
         params: Id,
-        body: Type.Object({
+        body: OperatorBody({
           name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           webhook_url: Type.Optional(WebhookUrl),
           disabled: Type.Optional(Type.Boolean()),
@@ -92,7 +93,7 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
       schema: {
         tags,
         params: Id,
-        body: Type.Object({
+        body: OperatorBody({
           wallet: Type.Union([Type.Literal('online'), Type.Literal('promo'), Type.Literal('insurance')]),
           amount: Type.Number(),
           reference: Type.String({ minLength: 1, maxLength: 200 }),
@@ -159,7 +160,7 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
     app.put(
       '/admin/sandbox/clock',
       {
-        schema: { tags, body: Type.Object({ now: Type.String({ minLength: 1 }) }) },
+        schema: { tags, body: OperatorBody({ now: Type.String({ minLength: 1 }) }) },
       },
       async (req, reply) => {
         const text = (req.body as { now: string }).now;

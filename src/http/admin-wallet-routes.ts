@@ -4,6 +4,7 @@ import { changeSettings, readSettings } from '../app/admin/settings.ts';
 import { refundOrder } from '../app/refund-order.ts';
 import type { Services } from '../app/services.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
+import { OperatorBody } from './schemas.ts';
 
 /**
  * Operator calls around the wallet: the spending switch, refunds, statements. Registered from
@@ -20,7 +21,7 @@ export async function adminWalletRoutes(app: FastifyInstance, svc: Services): Pr
     {
       schema: {
         tags,
-        body: Type.Object({ balance_spending_enabled: Type.Boolean() }),
+        body: OperatorBody({ balance_spending_enabled: Type.Boolean() }),
       },
     },
     async (req) => changeSettings(svc, req.body as { balance_spending_enabled: boolean }),
@@ -32,7 +33,7 @@ export async function adminWalletRoutes(app: FastifyInstance, svc: Services): Pr
       schema: {
         tags,
         params: Id,
-        body: Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }),
+        body: OperatorBody({ reason: Type.String({ minLength: 1, maxLength: 500 }) }),
       },
     },
     async (req) =>

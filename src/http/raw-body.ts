@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { reasonBody, sendError } from './errors.ts';
+import { BAD_TEXT, badBodyText } from './text-guard.ts';
 
 export const BODY_LIMIT = 64 * 1024;
 
@@ -26,7 +27,10 @@ export function installRawBodyParser(app: FastifyInstance): void {
     app.addContentTypeParser(type, { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, keepBytes);
 }
 
-/** preValidation step: the raw bytes become `request.body`, or a 400 when they are not JSON. */
+/**
+ * preValidation step: the raw bytes become `request.body`, or a 400 when they are not JSON or hold a
+ * string PostgreSQL cannot store.
+ */
 export async function parseJsonBody(request: FastifyRequest, reply: import('fastify').FastifyReply) {
   const raw = request.rawBody;
   if (!raw || raw.length === 0) {
@@ -38,4 +42,6 @@ export async function parseJsonBody(request: FastifyRequest, reply: import('fast
   } catch {
     return sendError(reply, reasonBody(400, 'Body is not valid JSON'));
   }
+  const bad = badBodyText(raw, request.body);
+  if (bad) return sendError(reply, reasonBody(400, `${bad} ${BAD_TEXT}`));
 }

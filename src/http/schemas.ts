@@ -15,6 +15,10 @@ export const ErrorResponse = Type.Object(
   },
 );
 
+/** An operator request body: a field the route does not know is a 400 naming it (decisions.md §9). */
+export const OperatorBody = <T extends TProperties>(properties: T): TObject<T> =>
+  Type.Object(properties, { additionalProperties: false });
+
 const errors = { '4xx': Type.Ref(ErrorResponse), '5xx': Type.Ref(ErrorResponse) };
 
 /** A oneOf over the products, picked by `product` (Ajv discriminator), so errors name the right branch's field. */

@@ -12,6 +12,7 @@ import { opsRoutes } from './ops-routes.ts';
 import { partnerRoutes } from './partner-routes.ts';
 import { installRawBodyParser } from './raw-body.ts';
 import { sharedSchemas } from './schemas.ts';
+import { guardParamsAndQuery } from './text-guard.ts';
 import { PRODUCT_MODULES } from '../products/registry.ts';
 
 export interface ServerOptions {
@@ -40,6 +41,10 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<F
       if (e.keyword === 'discriminator') {
         return new Error(`${at}/product must be one of: ${PRODUCT_MODULES.map((m) => m.product).join(', ')}`);
       }
+      // The operator API refuses fields it does not know (the partner API ignores them, §1).
+      if (e.keyword === 'additionalProperties') {
+        return new Error(`${at}/${String(e.params.additionalProperty)} is not a field of this request`);
+      }
       return new Error(`${at} ${e.message ?? 'is invalid'}`);
     },
     forceCloseConnections: false,
@@ -50,6 +55,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<F
     reply.header('x-request-id', req.id);
     done();
   });
+  app.addHook('preValidation', guardParamsAndQuery);
   if (opts.logger.isLevelEnabled('debug')) {
     app.addHook('onResponse', async (req, reply) => {
       req.log.debug(
