@@ -7,6 +7,7 @@ import { reasonBody, sendError } from './errors.ts';
  * request (body, path parameters, query) is checked before validation; the first bad one answers
  * 400 naming its place, as a schema error does (decisions.md §9).
  */
+// eslint-disable-next-line no-control-regex -- finding U+0000 is the point
 const BAD = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export const BAD_TEXT = 'must not contain U+0000 or an unpaired surrogate';
