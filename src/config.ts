@@ -11,6 +11,8 @@ export interface Config {
   sandboxAsyncIssueMs: number;
   /** False: this instance serves HTTP and enqueues jobs, and worker instances on the same database run them. */
   workers: boolean;
+  /** Open HTTP connections beyond this are refused at once. */
+  maxConnections: number;
   /** PostgreSQL only: repeated query texts go as named prepared statements (off behind a pooler that cannot keep them). */
   pgPreparedStatements: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -73,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandbox,
     sandboxAsyncIssueMs: int('SANDBOX_ASYNC_ISSUE_MS', 20_000, 0, 3_600_000),
     workers: bool('WORKERS', true),
+    maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),
     pgPreparedStatements: bool('PG_PREPARED_STATEMENTS', true),
     logLevel: logLevel as Config['logLevel'],
   };

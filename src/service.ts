@@ -91,6 +91,7 @@ export async function startService(
     const app = await buildServer(svc, {
       adminToken,
       logger: log,
+      maxConnections: config.maxConnections,
       queueDepth: async () =>
         (await boss.getQueues()).map((q) => ({
           queue: q.name,

@@ -17,9 +17,13 @@ import { PRODUCT_MODULES } from '../products/registry.ts';
 
 export interface ServerOptions {
   adminToken: string;
+  /** Open connections beyond this are refused at once (MAX_CONNECTIONS). */
+  maxConnections?: number;
   logger: Logger;
   queueDepth?: MetricsSources['queueDepth'];
 }
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** Builds the whole HTTP surface. Never listens: main.ts does, tests use inject(). */
 export async function buildServer(svc: Services, opts: ServerOptions): Promise<FastifyInstance> {
@@ -27,8 +31,19 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<F
     loggerInstance: opts.logger as unknown as FastifyBaseLogger,
     // Per-request info logs halve throughput: requests are logged at debug, errors always.
     logController: new LogController({ disableRequestLogging: true }),
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // A client's X-Request-Id is taken only when it is a short token of safe characters; anything
+    // else (long, spaces, quotes, control characters) is replaced, so it cannot forge log lines.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // Slow clients (decisions.md §9): headers within 10 s, the whole request within 30 s, checked
+    // every second (Node checks every 30 s by default), and idle keep-alive connections closed
+    // after 10 s.
+    http: { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 },
+    requestTimeout: 30_000,
+    keepAliveTimeout: 10_000,
     bodyLimit: 64 * 1024,
     ajv: {
       customOptions: { coerceTypes: false, removeAdditional: false, discriminator: true, allErrors: false },
@@ -49,6 +64,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<F
     },
     forceCloseConnections: false,
   });
+  app.server.maxConnections = opts.maxConnections ?? 1024;
   // Set as the request arrives, so every answer carries it (errors too); a callback hook, as it
   // runs on every request and an async one costs a promise each time.
   app.addHook('onRequest', (req, reply, done) => {
