@@ -4,7 +4,7 @@ import type { Db as IDatabase } from 'pg-boss';
 import { DataDirInUseError } from './data-dir-lock.ts';
 import { embeddedConnectionString, startEmbeddedServer, type EmbeddedServer } from './embedded-server.ts';
 import { migrations } from './migrations.ts';
-import { preparingPool } from './prepared-pool.ts';
+import { sessionPool } from './session-pool.ts';
 import type { DB } from './schema.ts';
 
 export type Db = Kysely<DB>;
@@ -84,7 +84,7 @@ async function openPostgres(
   const pool = newPool(connectionString, opts.max);
   const jobsPool = newPool(connectionString, JOB_POOL_SIZE);
   const db = new Kysely<DB>({
-    dialect: new PostgresDialect({ pool: opts.prepare ? preparingPool(pool) : pool }),
+    dialect: new PostgresDialect({ pool: sessionPool(pool, { prepare: opts.prepare }) }),
   });
   const close = async () => {
     await db.destroy();
