@@ -13,16 +13,19 @@ import {
   spawnService,
   type ServiceProcess,
 } from './process.ts';
+import { testDatabaseUrl } from '../support/database.ts';
 
 const CLIENTS = 8;
 /** Payments acknowledged before the kill, at least. */
 const ACKNOWLEDGED = 30;
 
 const dirs: string[] = [];
+const drops: (() => Promise<void>)[] = [];
 const procs: ServiceProcess[] = [];
 afterAll(async () => {
   await Promise.all(procs.map((p) => p.kill()));
   for (const d of dirs) await removeDataDir(d);
+  for (const drop of drops) await drop();
 }, 60_000);
 
 /**
@@ -32,13 +35,24 @@ afterAll(async () => {
  * postgres process is SIGKILLed too, mid-write, and the server must recover from its WAL.
  */
 describe.each([
-  { what: 'the service’s process group', alsoServer: false },
-  { what: 'the service’s process group and every PostgreSQL process', alsoServer: true },
-])('SIGKILL of $what under a mixed payment load', ({ alsoServer }) => {
+  { what: 'the service’s process group', alsoServer: false, external: false },
+  { what: 'the service’s process group and every PostgreSQL process', alsoServer: true, external: false },
+  {
+    what: 'the service’s process group, on a PostgreSQL server (DATABASE_URL)',
+    alsoServer: false,
+    external: true,
+  },
+])('SIGKILL of $what under a mixed payment load', ({ what, alsoServer, external }) => {
   it('loses no acknowledged payment; the next start completes every paid order and the books reconcile', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'polita-kill-'));
     dirs.push(dir);
-    const first = await spawnService({ DATA_DIR: dir }, { ownGroup: true });
+    let env: { DATA_DIR: string } | { DATABASE_URL: string } = { DATA_DIR: dir };
+    if (external) {
+      const db = await testDatabaseUrl();
+      drops.push(db.drop);
+      env = { DATABASE_URL: db.url };
+    }
+    const first = await spawnService(env, { ownGroup: true });
     procs.push(first);
     const credited = await first.admin('POST', '/admin/partners/demo/wallet/credits', {
       wallet: 'online',
@@ -70,22 +84,25 @@ describe.each([
     );
 
     const server = postgresProcessesOn(dir);
-    expect(server.length, 'the embedded PostgreSQL runs').toBeGreaterThan(0);
+    if (!external) expect(server.length, 'the embedded PostgreSQL runs').toBeGreaterThan(0);
     running = false;
     process.kill(-first.child.pid!, 'SIGKILL');
     if (alsoServer) for (const pid of server) process.kill(pid, 'SIGKILL');
     await first.exited;
     await Promise.all(clients);
     const paid = new Map(acknowledged);
-    if (!alsoServer) {
+    if (!alsoServer && !external) {
       expect(postgresProcessesOn(dir)[0], 'the server outlived its service').toBe(server[0]);
     }
 
-    const second = await spawnService({ DATA_DIR: dir });
+    const second = await spawnService(env);
     procs.push(second);
-    const log = readFileSync(join(dir, 'postgresql.log'), 'utf8');
-    if (alsoServer) expect(log).toMatch(/database system was interrupted|not properly shut down/);
-    else expect(second.output()).toContain(`stopping the PostgreSQL server (pid ${server[0]})`);
+    if (alsoServer) {
+      const log = readFileSync(join(dir, 'postgresql.log'), 'utf8');
+      expect(log).toMatch(/database system was interrupted|not properly shut down/);
+    } else if (!external) {
+      expect(second.output()).toContain(`stopping the PostgreSQL server (pid ${server[0]})`);
+    }
 
     for (const [id, how] of paid) {
       const done = await eventually(
@@ -98,9 +115,10 @@ describe.each([
       );
       expect(done.status).toBe(200);
     }
+    console.log(`SIGKILL of ${what}: ${paid.size} payments acknowledged before it, all completed after`);
     // Every wallet-paid order has its ledger entry, and the wallet equals its ledger to the ban.
     await sleep(500);
-    const books = await runReconcile({ DATA_DIR: dir });
+    const books = await runReconcile(env);
     expect(books, books.output).toMatchObject({ code: 0 });
 
     second.child.kill('SIGTERM');
