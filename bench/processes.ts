@@ -74,7 +74,15 @@ export async function startPolita(env: Record<string, string>, nodeArgs: string[
     [...nodeArgs, '--disable-warning=ExperimentalWarning', '--import', 'tsx', 'src/main.ts'],
     {
       cwd: ROOT,
-      env: { ...childEnv, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+      // The rate limiter runs and counts as in production; the limit is above what the load sends.
+      env: {
+        ...childEnv,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_PER_MINUTE: '1000000',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -9,6 +9,10 @@ export interface Config {
   adminToken: string | undefined;
   sandbox: boolean;
   sandboxAsyncIssueMs: number;
+  /** /v1 requests a minute of a partner without its own rate_limit_per_minute. */
+  rateLimitPerMinute: number;
+  /** Failed authentications a minute from one client address before 429. */
+  authFailuresPerMinute: number;
   /** False: this instance serves HTTP and enqueues jobs, and worker instances on the same database run them. */
   workers: boolean;
   /** Open HTTP connections beyond this are refused at once. */
@@ -74,6 +78,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken,
     sandbox,
     sandboxAsyncIssueMs: int('SANDBOX_ASYNC_ISSUE_MS', 20_000, 0, 3_600_000),
+    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 1_000_000),
+    authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     workers: bool('WORKERS', true),
     maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),
     pgPreparedStatements: bool('PG_PREPARED_STATEMENTS', true),

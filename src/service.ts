@@ -55,6 +55,8 @@ export function createServices(
       publicBaseUrl: config.publicBaseUrl,
       sandbox: config.sandbox,
       sandboxAsyncIssueMs: config.sandboxAsyncIssueMs,
+      rateLimitPerMinute: config.rateLimitPerMinute,
+      authFailuresPerMinute: config.authFailuresPerMinute,
     },
     randomBytes: (n) => randomBytes(n),
     fetch: opts.fetch ?? globalThis.fetch,

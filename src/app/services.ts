@@ -28,7 +28,15 @@ export interface Services {
   providers: Providers;
   jobs: JobQueue;
   log: Logger;
-  config: { publicBaseUrl: string; sandbox: boolean; sandboxAsyncIssueMs: number };
+  config: {
+    publicBaseUrl: string;
+    sandbox: boolean;
+    sandboxAsyncIssueMs: number;
+    /** /v1 requests a minute of a partner without its own rate_limit_per_minute. */
+    rateLimitPerMinute: number;
+    /** Failed authentications a minute from one client address before 429. */
+    authFailuresPerMinute: number;
+  };
   /** Randomness comes in here so that nothing else reaches for it. */
   randomBytes(n: number): Uint8Array;
   /** Outbound HTTP for webhooks (global fetch in production). */

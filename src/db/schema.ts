@@ -17,6 +17,8 @@ export interface PartnersTable {
   webhook_url: string | null;
   disabled: ColumnType<boolean, boolean | undefined, boolean>;
   margin_bp: ColumnType<number, number | undefined, number>;
+  /** Requests a minute on /v1; null: RATE_LIMIT_PER_MINUTE. */
+  rate_limit_per_minute: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -40,6 +40,8 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
   const tags = ['operator'];
   const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
   const WebhookUrl = Type.Union([Type.String({ minLength: 1, maxLength: 2000 }), Type.Null()]);
+  // null: the service's RATE_LIMIT_PER_MINUTE.
+  const RateLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()]);
 
   app.post(
     '/admin/partners',
@@ -51,6 +53,7 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
           webhook_url: Type.Optional(WebhookUrl),
           wallet: Type.Optional(Type.Boolean()),
           margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
+          rate_limit_per_minute: Type.Optional(RateLimit),
         }),
       },
     },
@@ -73,6 +76,7 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
           webhook_url: Type.Optional(WebhookUrl),
           disabled: Type.Optional(Type.Boolean()),
           margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
+          rate_limit_per_minute: Type.Optional(RateLimit),
         }),
       },
     },

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PartnerWithSecrets } from '../db/repos/partners.ts';
 import type { PartnerDirectory } from '../app/partner-directory.ts';
+import type { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import { parseSignatureHeader, SIGNATURE_HEADER, verify } from '../signature.ts';
-import { sendError } from './errors.ts';
+import { reasonBody, sendError } from './errors.ts';
 import { parseJsonBody } from './raw-body.ts';
 
 declare module 'fastify' {
@@ -14,28 +15,59 @@ declare module 'fastify' {
 const UNAUTHORIZED = { statusCode: 401, error: 'Unauthorized', message: 'Missing X-Hmac-Signature header' };
 // One answer for every 403 cause: it must not tell a prober which part was wrong.
 const FORBIDDEN = { statusCode: 403, error: 'Forbidden', message: 'Invalid signature' };
+const MINUTE = 60_000;
 
 /**
  * Signature authentication of /v1: a missing header is refused before the body is read (401);
  * then the HMAC over the raw bytes is checked against the partner's valid secrets (403), and only
- * then is the body parsed and validated.
+ * then is the body parsed and validated. A client address whose requests failed authentication
+ * `failuresPerMinute` times in a minute gets 429 until the minute is over, counted across instances.
  */
-export function installPartnerAuth(app: FastifyInstance, partners: PartnerDirectory): void {
+export function installPartnerAuth(
+  app: FastifyInstance,
+  partners: PartnerDirectory,
+  limits: { counter: SharedWindowCounter; failuresPerMinute: number },
+): void {
   app.decorateRequest('partner', null as unknown as PartnerWithSecrets);
+  const key = (request: FastifyRequest) => `auth-failures:${request.ip}`;
+  /** Answers 429 and true when the address is over its failures. */
+  const throttled = (request: FastifyRequest, reply: FastifyReply): boolean => {
+    let over = 0;
+    limits.counter.read(
+      key(request),
+      (_err, res) => (over = res.current >= limits.failuresPerMinute ? Math.ceil(res.ttl / 1000) : 0),
+      MINUTE,
+    );
+    if (over === 0) return false;
+    reply.header('retry-after', over);
+    sendError(
+      reply,
+      reasonBody(429, `Too many failed authentications from this address; retry after ${over} s`),
+    );
+    return true;
+  };
+  const refuse = (request: FastifyRequest, reply: FastifyReply, body: typeof FORBIDDEN) => {
+    limits.counter.incr(key(request), () => {}, MINUTE);
+    return sendError(reply, body);
+  };
 
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    if (request.headers[SIGNATURE_HEADER] === undefined) return sendError(reply, UNAUTHORIZED);
+    if (request.headers[SIGNATURE_HEADER] === undefined) {
+      if (!throttled(request, reply)) refuse(request, reply, UNAUTHORIZED);
+      return;
+    }
     done();
   });
 
   app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (throttled(request, reply)) return reply;
     const header = request.headers[SIGNATURE_HEADER];
     const parsed = typeof header === 'string' ? parseSignatureHeader(header) : null;
-    if (!parsed) return sendError(reply, FORBIDDEN);
+    if (!parsed) return refuse(request, reply, FORBIDDEN);
     const partner = await partners.get(parsed.partnerId);
     const body = request.rawBody ?? Buffer.alloc(0);
     if (!partner || partner.disabled || !verify(partner.secrets, body, parsed.signature)) {
-      return sendError(reply, FORBIDDEN);
+      return refuse(request, reply, FORBIDDEN);
     }
     request.partner = partner;
     return parseJsonBody(request, reply);

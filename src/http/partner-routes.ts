@@ -1,8 +1,10 @@
+import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import { confirmOrder, type PaymentInput } from '../app/confirm-order.ts';
 import { createOrder, type CreateOrderInput } from '../app/create-order.ts';
 import { getOrder } from '../app/get-order.ts';
 import { quote } from '../app/quote.ts';
+import { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import type { Services } from '../app/services.ts';
 import { installPartnerAuth } from './partner-auth.ts';
 import { PRODUCT_MODULES } from '../products/registry.ts';
@@ -12,7 +14,37 @@ import { walletRoutes } from './wallet-routes.ts';
 
 /** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
 export async function partnerRoutes(app: FastifyInstance, svc: Services): Promise<void> {
-  installPartnerAuth(app, svc.partners);
+  const counter = new SharedWindowCounter(svc.db, {
+    onError: (err) => svc.log.warn({ err }, 'rate-limit counts could not be shared this time'),
+  });
+  app.addHook('onClose', () => counter.close());
+  installPartnerAuth(app, svc.partners, { counter, failuresPerMinute: svc.config.authFailuresPerMinute });
+  // Per partner, after authentication (the scope's preValidation hook runs before a route's).
+  await app.register(rateLimit, {
+    hook: 'preValidation',
+    timeWindow: 60_000,
+    store: class {
+      constructor() {
+        return counter;
+      }
+    } as unknown as NonNullable<RateLimitPluginOptions['store']>,
+    keyGenerator: (req) => `partner:${req.partner.id}`,
+    max: (req) => req.partner.rate_limit_per_minute ?? svc.config.rateLimitPerMinute,
+    // Only a refusal carries the limit's headers (and Retry-After): setting three headers on every
+    // answer cost get-offers throughput for nothing a partner asked for.
+    addHeadersOnExceeding: {
+      'x-ratelimit-limit': false,
+      'x-ratelimit-remaining': false,
+      'x-ratelimit-reset': false,
+    },
+    errorResponseBuilder: (_req, ctx) =>
+      Object.assign(
+        new Error(
+          `Rate limit exceeded: ${ctx.max} requests a minute; retry after ${Math.ceil(ctx.ttl / 1000)} s`,
+        ),
+        { statusCode: 429 },
+      ),
+  });
   const doc = (summary: string) => ({ tags: ['partner'], summary, security: [{ hmac: [] }] });
   /**
    * get-offers answers bytes, written by a serialiser compiled from each product's response schema

@@ -14,8 +14,16 @@ import { checkWebhookUrlSyntax } from '../webhook-url.ts';
 const hex = (svc: Services, n: number) => Buffer.from(svc.randomBytes(n)).toString('hex');
 
 export function partnerView(
-  p: { id: string; name: string; webhook_url: string | null; disabled: boolean; margin_bp: number },
+  p: {
+    id: string;
+    name: string;
+    webhook_url: string | null;
+    disabled: boolean;
+    margin_bp: number;
+    rate_limit_per_minute: number | null;
+  },
   wallet: boolean,
+  defaultRateLimit: number,
 ) {
   return {
     id: p.id,
@@ -24,12 +32,21 @@ export function partnerView(
     wallet,
     disabled: p.disabled,
     margin_bp: p.margin_bp,
+    // The limit in force: the partner's own, or the service's RATE_LIMIT_PER_MINUTE.
+    rate_limit_per_minute: p.rate_limit_per_minute ?? defaultRateLimit,
   };
 }
 
 export async function createPartner(
   svc: Services,
-  input: { id?: string; name: string; webhook_url?: string | null; wallet?: boolean; margin_bp?: number },
+  input: {
+    id?: string;
+    name: string;
+    webhook_url?: string | null;
+    wallet?: boolean;
+    margin_bp?: number;
+    rate_limit_per_minute?: number | null;
+  },
 ) {
   if (input.webhook_url) checkWebhookUrlSyntax(input.webhook_url, svc.config.sandbox);
   const id = input.id ?? `p${hex(svc, 5)}`;
@@ -43,6 +60,7 @@ export async function createPartner(
       name: input.name,
       webhook_url: input.webhook_url ?? null,
       margin_bp: input.margin_bp ?? 0,
+      rate_limit_per_minute: input.rate_limit_per_minute ?? null,
       secret,
       at,
     });
@@ -54,13 +72,22 @@ export async function createPartner(
 export async function getPartner(svc: Services, id: string) {
   const p = await findPartner(svc.db, id);
   if (!p) throw notFound('Partner not found');
-  return { ...partnerView(p, p.hasWallet), active_secrets: p.secrets.length };
+  return {
+    ...partnerView(p, p.hasWallet, svc.config.rateLimitPerMinute),
+    active_secrets: p.secrets.length,
+  };
 }
 
 export async function changePartner(
   svc: Services,
   id: string,
-  patch: { name?: string; webhook_url?: string | null; disabled?: boolean; margin_bp?: number },
+  patch: {
+    name?: string;
+    webhook_url?: string | null;
+    disabled?: boolean;
+    margin_bp?: number;
+    rate_limit_per_minute?: number | null;
+  },
 ) {
   if (patch.webhook_url) checkWebhookUrlSyntax(patch.webhook_url, svc.config.sandbox);
   const ok = await updatePartner(svc.db, id, patch, new Date(await svc.clock.now()));

@@ -29,7 +29,15 @@ export async function findPartner(db: Conn, id: string): Promise<PartnerWithSecr
 
 export async function insertPartner(
   trx: Transaction<DB>,
-  p: { id: string; name: string; webhook_url: string | null; margin_bp?: number; secret: string; at: Date },
+  p: {
+    id: string;
+    name: string;
+    webhook_url: string | null;
+    margin_bp?: number;
+    rate_limit_per_minute?: number | null;
+    secret: string;
+    at: Date;
+  },
 ): Promise<void> {
   await trx
     .insertInto('partners')
@@ -38,6 +46,7 @@ export async function insertPartner(
       name: p.name,
       webhook_url: p.webhook_url,
       margin_bp: p.margin_bp ?? 0,
+      rate_limit_per_minute: p.rate_limit_per_minute ?? null,
       created_at: p.at,
       updated_at: p.at,
     })
@@ -75,7 +84,13 @@ export async function retireOldSecrets(trx: Transaction<DB>, partnerId: string, 
 export async function updatePartner(
   db: Conn,
   id: string,
-  patch: { name?: string; webhook_url?: string | null; disabled?: boolean; margin_bp?: number },
+  patch: {
+    name?: string;
+    webhook_url?: string | null;
+    disabled?: boolean;
+    margin_bp?: number;
+    rate_limit_per_minute?: number | null;
+  },
   at: Date,
 ): Promise<boolean> {
   const res = await db

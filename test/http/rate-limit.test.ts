@@ -1,0 +1,147 @@
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SharedWindowCounter } from '../../src/app/rate-limit-store.ts';
+import { loadConfig } from '../../src/config.ts';
+import { startService, type Service } from '../../src/service.ts';
+import { signatureHeader } from '../../src/signature.ts';
+import { testDatabaseUrl } from '../support/database.ts';
+import type { Creds } from '../support/harness.ts';
+
+/**
+ * Rate limits (decisions.md §9): per partner on /v1, counted across every instance on one database;
+ * per client address for failed authentications. Two service instances share one database here.
+ */
+let db: Awaited<ReturnType<typeof testDatabaseUrl>>;
+let a: Service;
+let b: Service;
+beforeAll(async () => {
+  db = await testDatabaseUrl();
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    SANDBOX: 'true',
+    LOG_LEVEL: 'silent',
+    AUTH_FAILURES_PER_MINUTE: '3',
+    ADMIN_TOKEN: 'rate-limit-test-admin-token',
+  });
+  const logger = pino({ level: 'silent' });
+  [a, b] = [await startService(config, { logger }), await startService(config, { logger })];
+});
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  await db?.drop();
+});
+
+const call = (s: Service, creds: Creds, opts: { address?: string; badSignature?: boolean } = {}) =>
+  s.app.inject({
+    method: 'POST',
+    url: '/v1/get-balance',
+    remoteAddress: opts.address ?? '127.0.0.1',
+    headers: {
+      'content-type': 'application/json',
+      'x-hmac-signature': opts.badSignature
+        ? `${creds.id}:${'0'.repeat(128)}`
+        : signatureHeader(creds.id, creds.secret, '{}'),
+    },
+    payload: '{}',
+  });
+const admin = (s: Service, method: 'POST' | 'PATCH' | 'GET', url: string, body?: unknown) =>
+  s.app.inject({
+    method,
+    url,
+    headers: {
+      authorization: `Bearer ${s.adminToken}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body ? { payload: JSON.stringify(body) } : {}),
+  });
+const newPartner = async (limit?: number | null): Promise<Creds> => {
+  const res = await admin(a, 'POST', '/admin/partners', {
+    name: 'Limited SRL',
+    ...(limit !== undefined ? { rate_limit_per_minute: limit } : {}),
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the per-partner rate limit', () => {
+  it('answers 429 with Retry-After and the JSON error shape past the partner’s limit, across instances', async () => {
+    const p = await newPartner(6);
+    // Each instance adds its counts to the shared row a quarter of a second after counting, and
+    // reads back what every instance added: after that, each judges on the total.
+    for (let i = 0; i < 3; i++) expect((await call(a, p)).statusCode).toBe(200);
+    await sleep(600);
+    expect((await call(b, p)).statusCode).toBe(200);
+    await sleep(600);
+    for (let i = 0; i < 2; i++) expect((await call(b, p)).statusCode).toBe(200);
+    const refused = await call(b, p);
+    expect(refused.statusCode).toBe(429);
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(refused.json()).toEqual({
+      statusCode: 429,
+      error: expect.stringMatching(/^Rate limit exceeded: 6 requests a minute; retry after \d+ s$/),
+      message: expect.stringMatching(/^Rate limit exceeded: 6 requests a minute; retry after \d+ s$/),
+    });
+    await sleep(600);
+    expect((await call(a, p)).statusCode).toBe(200); // a's own view: 3 counted, 0 new
+    await sleep(600);
+    expect((await call(a, p)).statusCode).toBe(429); // its flush read back every instance's count
+    // Another partner is not touched.
+    const other = await newPartner();
+    expect((await call(a, other)).statusCode).toBe(200);
+  });
+
+  it('is RATE_LIMIT_PER_MINUTE (6000) unless set, shown and changed by the operator', async () => {
+    const p = await newPartner();
+    expect((await admin(a, 'GET', `/admin/partners/${p.id}`)).json().rate_limit_per_minute).toBe(6000);
+    const changed = await admin(a, 'PATCH', `/admin/partners/${p.id}`, { rate_limit_per_minute: 2 });
+    expect(changed.json().rate_limit_per_minute).toBe(2);
+    const back = await admin(a, 'PATCH', `/admin/partners/${p.id}`, { rate_limit_per_minute: null });
+    expect(back.json().rate_limit_per_minute).toBe(6000);
+    const wrong = await admin(a, 'PATCH', `/admin/partners/${p.id}`, { rate_limit_per_minute: 0 });
+    expect(wrong.statusCode).toBe(400);
+  });
+});
+
+describe('failed authentications', () => {
+  it('from one address past AUTH_FAILURES_PER_MINUTE answer 429 to everything from it, for the minute', async () => {
+    const p = await newPartner();
+    const address = '203.0.113.7';
+    for (let i = 0; i < 3; i++)
+      expect((await call(a, p, { address, badSignature: true })).statusCode).toBe(403);
+    const refused = await call(a, p, { address });
+    expect(refused.statusCode).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused.json().message).toMatch(
+      /^Too many failed authentications from this address; retry after \d+ s$/,
+    );
+    // Another address with the same partner is served.
+    expect((await call(a, p, { address: '203.0.113.8' })).statusCode).toBe(200);
+  });
+});
+
+describe('the shared counter', () => {
+  it('adds up what every instance counted, and starts again in the next window', async () => {
+    let now = Date.UTC(2026, 10, 22, 12, 0, 10);
+    const clock = () => now;
+    const one = new SharedWindowCounter(a.svc.db, { now: clock, flushMs: 1_000_000 });
+    const two = new SharedWindowCounter(a.svc.db, { now: clock, flushMs: 1_000_000 });
+    const count = (c: SharedWindowCounter) => {
+      let current = -1;
+      c.incr('k', (_e, r) => (current = r.current), 60_000);
+      return current;
+    };
+    expect([count(one), count(one), count(two)]).toEqual([1, 2, 1]);
+    await one.flush();
+    await two.flush();
+    // Two learned of one's 2 when it added its own; one learns of two's when it next adds.
+    expect(count(two)).toBe(4);
+    expect(count(one)).toBe(3);
+    await one.flush();
+    expect(count(one)).toBe(5); // 2 + 1 + 1 shared, and this one
+    now += 60_000;
+    expect(count(two)).toBe(1);
+  });
+});
