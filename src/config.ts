@@ -15,6 +15,8 @@ export interface Config {
   authFailuresPerMinute: number;
   /** False: this instance serves HTTP and enqueues jobs, and worker instances on the same database run them. */
   workers: boolean;
+  /** Reads /metrics (besides the admin token). */
+  metricsToken: string | undefined;
   /** Open HTTP connections beyond this are refused at once. */
   maxConnections: number;
   /** PostgreSQL only: repeated query texts go as named prepared statements (off behind a pooler that cannot keep them). */
@@ -65,6 +67,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
   }
   if (!sandbox && !adminToken) throw new ConfigError('ADMIN_TOKEN is required when SANDBOX=false');
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && metricsToken.length < 16) {
+    throw new ConfigError('METRICS_TOKEN must be at least 16 characters');
+  }
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
@@ -82,6 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     workers: bool('WORKERS', true),
     maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),
+    metricsToken,
     pgPreparedStatements: bool('PG_PREPARED_STATEMENTS', true),
     logLevel: logLevel as Config['logLevel'],
   };

@@ -94,6 +94,7 @@ export async function startService(
       adminToken,
       logger: log,
       maxConnections: config.maxConnections,
+      metricsToken: config.metricsToken,
       queueDepth: async () =>
         (await boss.getQueues()).map((q) => ({
           queue: q.name,

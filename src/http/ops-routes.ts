@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
@@ -5,8 +6,16 @@ import type { Services } from '../app/services.ts';
 import { findDocument } from '../db/repos/orders.ts';
 import { reasonBody, sendError } from './errors.ts';
 
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
 /** Health, readiness, metrics and the policy documents. */
-export async function opsRoutes(app: FastifyInstance, svc: Services, registry: Registry): Promise<void> {
+export async function opsRoutes(
+  app: FastifyInstance,
+  svc: Services,
+  registry: Registry,
+  opts: { metricsTokens: string[] },
+): Promise<void> {
+  const accepted = opts.metricsTokens.map(digest);
   const tags = ['operations'];
   app.get('/healthz', { schema: { tags } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { tags } }, async (_req, reply) => {
@@ -17,9 +26,18 @@ export async function opsRoutes(app: FastifyInstance, svc: Services, registry: R
       return sendError(reply, reasonBody(503, 'Database unreachable'));
     }
   });
-  app.get('/metrics', { schema: { tags, hide: true } }, async (_req, reply) =>
-    reply.type(registry.contentType).send(await registry.metrics()),
-  );
+  // Metrics name routes, partners' volumes and queue depths: an operator's token (or METRICS_TOKEN,
+  // for a scraper that should hold nothing more) is needed to read them.
+  app.get('/metrics', { schema: { tags, hide: true } }, async (req, reply) => {
+    const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+    if (!m)
+      return sendError(reply, { statusCode: 401, error: 'Unauthorized', message: 'Missing Bearer token' });
+    const given = digest(m[1]!);
+    if (!accepted.some((d) => timingSafeEqual(d, given))) {
+      return sendError(reply, { statusCode: 403, error: 'Forbidden', message: 'Invalid token' });
+    }
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
   // The token is 128 random bits: knowing the URL is the permission, as the file URL is given to the partner.
   app.get('/files/:name', { schema: { tags, summary: 'Policy PDF' } }, async (req, reply) => {
     const m = /^([0-9a-f]{32,64})\.pdf$/.exec((req.params as { name: string }).name);

@@ -17,6 +17,8 @@ import { PRODUCT_MODULES } from '../products/registry.ts';
 
 export interface ServerOptions {
   adminToken: string;
+  /** A bearer token that reads /metrics and nothing else (METRICS_TOKEN). */
+  metricsToken?: string | undefined;
   /** Open connections beyond this are refused at once (MAX_CONNECTIONS). */
   maxConnections?: number;
   logger: Logger;
@@ -114,6 +116,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<F
   });
   await app.register(async (scope) => partnerRoutes(scope, svc));
   await app.register(async (scope) => adminRoutes(scope, svc, opts.adminToken));
-  await app.register(async (scope) => opsRoutes(scope, svc, registry));
+  const metricsTokens = [opts.adminToken, ...(opts.metricsToken ? [opts.metricsToken] : [])];
+  await app.register(async (scope) => opsRoutes(scope, svc, registry, { metricsTokens }));
   return app;
 }

@@ -265,10 +265,22 @@ describe('operations endpoints', () => {
     expect(ok.headers['x-request-id']).toBe('trace-42');
   });
 
-  it('exposes Prometheus metrics with route labels, orders and queue depth', async () => {
+  it('exposes Prometheus metrics with route labels, orders and queue depth, to an operator token only', async () => {
     await h.call('get-order', { id: 'IAI000000AAA' });
     await h.call('get-order', { id: 'IAI000000AAA' });
-    const res = await get('/metrics');
+    expect((await get('/metrics')).statusCode).toBe(401);
+    const wrong = await h.service.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: 'Bearer not-the-token-at-all' },
+    });
+    expect(wrong.statusCode).toBe(403);
+    expect(wrong.body).not.toContain('http_request_duration_seconds');
+    const res = await h.service.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${h.adminToken}` },
+    });
     expect(res.statusCode).toBe(200);
     // Both calls counted under one labelled series.
     expect(res.body).toMatch(
@@ -293,5 +305,23 @@ describe('operations endpoints', () => {
     const docs = await get('/docs');
     expect(docs.statusCode).toBe(200);
     expect(docs.headers['content-type']).toMatch(/^text\/html/);
+  });
+});
+
+describe('METRICS_TOKEN', () => {
+  it('reads /metrics and opens nothing else', async () => {
+    const m = await startHarness({ env: { METRICS_TOKEN: 'scraper-token-0123456789' } });
+    try {
+      const as = (url: string) =>
+        m.service.app.inject({
+          method: 'GET',
+          url,
+          headers: { authorization: 'Bearer scraper-token-0123456789' },
+        });
+      expect((await as('/metrics')).statusCode).toBe(200);
+      expect((await as('/admin/orders')).statusCode).toBe(403);
+    } finally {
+      await m.close();
+    }
   });
 });
