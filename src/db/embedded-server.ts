@@ -286,7 +286,11 @@ function isLivePostgres(pid: number): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  if (!existsSync('/proc/self')) return true;
+  if (!existsSync('/proc/self')) {
+    // No /proc (macOS): ask ps, so that a pid reused since a reboot is never signalled.
+    const ps = spawnSync('ps', ['-p', String(pid), '-o', 'command='], { encoding: 'utf8' });
+    return ps.status === 0 && ps.stdout.includes('postgres');
+  }
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return false;
