@@ -1,9 +1,28 @@
-import type { PgBoss } from 'pg-boss';
+import type { Job, JobResult, PgBoss } from 'pg-boss';
 import { deliverWebhook } from '../app/deliver-webhook.ts';
 import { expireDrafts } from '../app/expire-drafts.ts';
 import { issueOrder } from '../app/issue-order.ts';
 import type { Services } from '../app/services.ts';
 import { QUEUES } from './queue.ts';
+
+/** Jobs a worker takes per poll: issuance is mostly waiting on the database, the provider and the PDF. */
+const ISSUE_BATCH = 8;
+const WEBHOOK_BATCH = 16;
+
+/** Runs a batch's jobs together; each settles alone: completed, or failed (and retried by its queue). */
+async function settleEach<T>(jobs: Job<T>[], run: (job: Job<T>) => Promise<unknown>): Promise<JobResult[]> {
+  return Promise.all(
+    jobs.map(async (job): Promise<JobResult> => {
+      try {
+        await run(job);
+        return { id: job.id, status: 'completed' };
+      } catch (err) {
+        const e = err as Error;
+        return { id: job.id, status: 'failed', output: { message: e.message, stack: e.stack } };
+      }
+    }),
+  );
+}
 
 /** Each handler calls one use case. */
 export async function startWorkers(
@@ -11,25 +30,25 @@ export async function startWorkers(
   svc: Services,
   opts: { pollingIntervalSeconds?: number } = {},
 ) {
-  // Half a second without LISTEN/NOTIFY (a pooler that cannot hold it); with it, new jobs wake the
-  // workers at once and the 2 s poll finds the retried and delayed jobs, which send no NOTIFY.
-  const polling = {
-    pollingIntervalSeconds: opts.pollingIntervalSeconds ?? 0.5,
-    notifyPollingIntervalSeconds: opts.pollingIntervalSeconds ?? 2,
-  };
-  await boss.work<{ orderId: string }>('issue-order', { ...polling, localConcurrency: 2 }, async ([job]) => {
-    if (!job) return;
-    await issueOrder(svc, job.data.orderId, {
-      finalAttempt: job.retryCount >= QUEUES['issue-order'].retryLimit,
-    });
-  });
+  // Polled every half second (the queues do not notify, see queue.ts). A poll takes up to a batch of
+  // jobs, and while batches come back full the next poll follows at once: one job per poll and
+  // worker drained a backlog at 4 orders a second. The jobs of a batch run together and settle one
+  // by one, so one failing order never fails (or retries) its neighbours.
+  const polling = { pollingIntervalSeconds: opts.pollingIntervalSeconds ?? 0.5, burstWhenBatchFull: true };
+  await boss.work<{ orderId: string }>(
+    'issue-order',
+    { ...polling, batchSize: ISSUE_BATCH, localConcurrency: 2, perJobResults: true },
+    (jobs) =>
+      settleEach(jobs, (job) =>
+        issueOrder(svc, job.data.orderId, {
+          finalAttempt: job.retryCount >= QUEUES['issue-order'].retryLimit,
+        }),
+      ),
+  );
   await boss.work<{ orderId: string; trigger: 'completion' }>(
     'deliver-webhook',
-    { ...polling, localConcurrency: 4 },
-    async ([job]) => {
-      if (!job) return;
-      await deliverWebhook(svc, job.data.orderId, job.data.trigger);
-    },
+    { ...polling, batchSize: WEBHOOK_BATCH, localConcurrency: 2, perJobResults: true },
+    (jobs) => settleEach(jobs, (job) => deliverWebhook(svc, job.data.orderId, job.data.trigger)),
   );
   // The sweep is scheduled once a minute: looking for its job every half second is polling for nothing.
   await boss.work('expire-drafts', { pollingIntervalSeconds: 10 }, async () => {
