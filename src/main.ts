@@ -45,7 +45,10 @@ async function main(): Promise<void> {
     stopping = true;
     service.app.log.info({ signal }, 'stopping: finishing in-flight requests and jobs, then the database');
     service.stop().then(
-      () => process.exit(0),
+      () => {
+        service.app.log.info('stopped');
+        process.exit(0);
+      },
       (err) => {
         service.app.log.error({ err }, 'stop failed');
         process.exit(1);

@@ -135,10 +135,12 @@ function checkOrder(
 }
 
 export function formatDifferences(r: Awaited<ReturnType<typeof reconcile>>): string {
-  const head = `checked ${r.checked.wallets} wallets and ${r.checked.orders} paid orders: `;
+  const head = `checked ${plural(r.checked.wallets, 'wallet')} and ${plural(r.checked.orders, 'paid order')}: `;
   if (!r.differences.length) return `${head}no differences`;
   return [
     `${head}${r.differences.length} differences`,
     ...r.differences.map((d) => `  ${d.kind} ${d.subject}: ${d.problem}`),
   ].join('\n');
 }
+
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;

@@ -5,7 +5,8 @@ import { signatureHeader } from '../signature.ts';
 /**
  * `npm run call -- <endpoint> '<json>'`: signs a body and POSTs it to /v1/<endpoint>, printing the
  * status and the answer. Credentials: POLITA_PARTNER_ID and POLITA_PARTNER_SECRET, or the sandbox
- * demo partner that `npm start` wrote to DATA_DIR/sandbox-credentials.json. POLITA_URL picks the server.
+ * demo partner that `npm start` wrote to DATA_DIR/sandbox-credentials.json. The server: POLITA_URL,
+ * else the one that wrote that file, else http://127.0.0.1:3000.
  */
 const [endpoint, body = '{}'] = process.argv.slice(2);
 if (!endpoint) {
@@ -16,22 +17,28 @@ if (!endpoint) {
 }
 
 function credentials(): { id: string; secret: string; url: string } {
-  const fromEnv = process.env.POLITA_PARTNER_ID && process.env.POLITA_PARTNER_SECRET;
+  const dataDir = process.env.DATA_DIR || './data';
+  const path = join(dataDir, 'sandbox-credentials.json');
   let file: { id?: string; secret?: string; url?: string } = {};
-  if (!fromEnv) {
-    const path = join(process.env.DATA_DIR || './data', 'sandbox-credentials.json');
-    try {
-      file = JSON.parse(readFileSync(path, 'utf8'));
-    } catch {
-      console.error(
-        `Set POLITA_PARTNER_ID and POLITA_PARTNER_SECRET, or run \`npm start\` once so that ${path} exists.`,
-      );
-      process.exit(2);
-    }
+  try {
+    file = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    /* no sandbox credentials: the environment must name the partner */
   }
+  const id = process.env.POLITA_PARTNER_ID || file.id;
+  const secret = process.env.POLITA_PARTNER_SECRET || file.secret;
+  if (!id || !secret) {
+    console.error(
+      `No partner to sign as: set POLITA_PARTNER_ID and POLITA_PARTNER_SECRET, or start the sandbox ` +
+        `(npm start) with the same DATA_DIR (now ${dataDir}), which writes ${path}. ` +
+        `With DATABASE_URL set, npm start writes no such file: use the demo id and secret it prints.`,
+    );
+    process.exit(2);
+  }
+  // The file's URL is the server that wrote it, whichever credentials sign.
   return {
-    id: process.env.POLITA_PARTNER_ID || file.id!,
-    secret: process.env.POLITA_PARTNER_SECRET || file.secret!,
+    id,
+    secret,
     url: (process.env.POLITA_URL || file.url || 'http://127.0.0.1:3000').replace(/\/+$/, ''),
   };
 }
@@ -44,11 +51,21 @@ try {
 }
 const { id, secret, url } = credentials();
 // Sign exactly the bytes that are sent: the string is serialised once and never re-serialised.
-const res = await fetch(`${url}/v1/${endpoint}`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/json', 'x-hmac-signature': signatureHeader(id, secret, body) },
-  body,
-});
+let res: Response;
+try {
+  res = await fetch(`${url}/v1/${endpoint}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-hmac-signature': signatureHeader(id, secret, body) },
+    body,
+  });
+} catch (err) {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  console.error(
+    `Cannot reach ${url} (${cause?.code ?? cause?.message ?? (err as Error).message}): is the service running ` +
+      '(npm start)? POLITA_URL names another server.',
+  );
+  process.exit(2);
+}
 const text = await res.text();
 let pretty = text;
 try {

@@ -92,7 +92,14 @@ async function openPostgres(
     await embedded?.stop();
   };
   try {
-    await sql`select 1`.execute(db);
+    await sql`select 1`.execute(db).catch((err: { code?: string; message?: string }) => {
+      if (err.code !== '3D000') throw err;
+      throw new Error(
+        `${err.message}: create it first (for example: createdb -h <host> -U <user> <name>, or CREATE DATABASE), ` +
+          'then start again; the service makes its tables itself.',
+        { cause: err },
+      );
+    });
     await migrate(db);
   } catch (err) {
     await db.destroy().catch(() => {});

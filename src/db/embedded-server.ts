@@ -100,6 +100,22 @@ export async function startEmbeddedServer(opts: EmbeddedOptions): Promise<Embedd
   }
 }
 
+/**
+ * A DATA_DIR nobody serves any more (its process died): stop the server it may have left running.
+ * Throws DataDirInUseError when a live process holds it. The test suite sweeps interrupted runs so.
+ */
+export async function stopAbandonedServer(
+  dataDir: string,
+  log: (m: string) => void = () => {},
+): Promise<void> {
+  const lock = await lockDataDir(resolve(dataDir));
+  try {
+    await stopLeftServer(join(resolve(dataDir), 'pg'), log);
+  } finally {
+    await lock.release();
+  }
+}
+
 interface Binaries {
   postgres: string;
   initdb: string;

@@ -1,12 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/database.ts';
-import { startEmbeddedServer, type EmbeddedServer } from '../../src/db/embedded-server.ts';
+import { DataDirInUseError } from '../../src/db/data-dir-lock.ts';
+import {
+  startEmbeddedServer,
+  stopAbandonedServer,
+  type EmbeddedServer,
+} from '../../src/db/embedded-server.ts';
 import { startBoss } from '../../src/jobs/queue.ts';
 
 declare module 'vitest' {
@@ -28,11 +33,12 @@ export default async function setup(project: TestProject) {
   if (external && !/^postgres(ql)?:\/\//.test(external)) {
     throw new Error(`DATABASE_URL must be postgres://… for the tests, got "${external}"`);
   }
+  await sweepAbandonedTestServers();
   let adminUrl: string;
   if (external) {
     adminUrl = external;
   } else {
-    dir = mkdtempSync(join(tmpdir(), 'polita-test-pg-'));
+    dir = mkdtempSync(join(tmpdir(), TEST_DIR_PREFIX));
     // A throwaway cluster: durability buys nothing here, and fsync costs the suite its time.
     server = await startEmbeddedServer({
       dataDir: dir,
@@ -63,6 +69,25 @@ export default async function setup(project: TestProject) {
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
   return teardown;
+}
+
+const TEST_DIR_PREFIX = 'polita-test-pg-';
+
+/**
+ * A test run that was interrupted (Ctrl-C, a closed pipe) never ran its teardown, and its server
+ * outlived it: stop those whose run is gone, and remove their directories.
+ */
+async function sweepAbandonedTestServers(): Promise<void> {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith(TEST_DIR_PREFIX)) continue;
+    const dir = join(tmpdir(), name);
+    try {
+      await stopAbandonedServer(dir);
+      rmSync(dir, { recursive: true, force: true });
+    } catch (err) {
+      if (!(err instanceof DataDirInUseError)) throw err; // another run's, still going
+    }
+  }
 }
 
 async function admin(url: string, statement: string): Promise<void> {
