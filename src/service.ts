@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import pino, { type Logger } from 'pino';
@@ -37,7 +38,7 @@ export interface Service {
 export function createServices(
   config: Config,
   database: Database,
-  opts: { log: Logger; jobs: JobQueue; fetch?: typeof fetch },
+  opts: { log: Logger; jobs: JobQueue; resolve?: Services['resolve'] },
 ): Services {
   return {
     db: database.db,
@@ -59,7 +60,7 @@ export function createServices(
       authFailuresPerMinute: config.authFailuresPerMinute,
     },
     randomBytes: (n) => randomBytes(n),
-    fetch: opts.fetch ?? globalThis.fetch,
+    resolve: opts.resolve ?? ((host) => lookup(host, { all: true })),
   };
 }
 
@@ -70,7 +71,12 @@ export function createServices(
  */
 export async function startService(
   config: Config,
-  opts: { logger?: Logger; database?: Database; fetch?: typeof fetch; workers?: boolean } = {},
+  opts: {
+    logger?: Logger;
+    database?: Database;
+    resolve?: Services['resolve'];
+    workers?: boolean;
+  } = {},
 ): Promise<Service> {
   const log = opts.logger ?? pino({ level: config.logLevel });
   const database =
@@ -86,7 +92,7 @@ export async function startService(
     const svc = createServices(config, database, {
       log,
       jobs: jobQueue(boss),
-      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+      ...(opts.resolve ? { resolve: opts.resolve } : {}),
     });
     const adminToken = await ensureAdminToken(svc, config.adminToken);
     const demo = config.sandbox ? await ensureDemoPartner(svc) : null;

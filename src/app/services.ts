@@ -39,6 +39,9 @@ export interface Services {
   };
   /** Randomness comes in here so that nothing else reaches for it. */
   randomBytes(n: number): Uint8Array;
-  /** Outbound HTTP for webhooks (global fetch in production). */
-  fetch: typeof fetch;
+  /**
+   * Name resolution for webhook deliveries (Node's dns lookup, all addresses, in production; a fake
+   * in tests): deliveries resolve once, check every address, and connect only to those.
+   */
+  resolve(host: string): Promise<{ address: string; family: number }[]>;
 }

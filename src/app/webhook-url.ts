@@ -1,11 +1,41 @@
-import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { badRequest } from '../domain/errors.ts';
 
+/** 2000::/3, the IPv6 global unicast block; anything else ipaddr.js calls 'unicast' (::/96) is not. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+
 /**
- * Webhook URLs: anything http(s) in the sandbox; otherwise https only, and never an address that
- * resolves to a private, loopback or link-local network (the service must not be turned into a
- * probe of its own network).
+ * The one rule for webhook destinations (decisions.md §9 Hardening): an address may be connected to
+ * only if it is public unicast — ipaddr.js's reading of the IANA special-purpose registries says
+ * 'unicast' (IPv4-mapped IPv6 is judged as the IPv4 address it carries) and, for IPv6, it lies in
+ * 2000::/3. In the sandbox loopback (127.0.0.0/8, ::1) is allowed too, and nothing else.
+ *
+ * Returns null when allowed, else the name of the range the address is in (for the message).
+ */
+export function refusedAddressRange(address: string, sandbox: boolean): string | null {
+  if (!ipaddr.isValid(address) || !isIP(address)) return 'not an IP address';
+  const ip = ipaddr.process(address);
+  const range = ip.range();
+  if (range === 'loopback' && sandbox) return null;
+  if (range !== 'unicast') return range;
+  if (ip.kind() === 'ipv6' && !ip.match(GLOBAL_UNICAST_V6)) return 'outside 2000::/3';
+  return null;
+}
+
+export function isAllowedAddress(address: string, sandbox: boolean): boolean {
+  return refusedAddressRange(address, sandbox) === null;
+}
+
+/** The host of a URL as a resolver or an IP check wants it: `[::1]` → `::1`. */
+export function urlHost(u: URL): string {
+  return u.hostname.replace(/^\[|\]$/g, '');
+}
+
+/**
+ * Webhook URLs as they are set: anything http(s) in the sandbox, otherwise https only; an IP literal
+ * host must be allowed by the address rule above. Host names pass here and are checked at delivery,
+ * on the address actually connected to (deliver-webhook.ts).
  */
 export function checkWebhookUrlSyntax(url: string, sandbox: boolean): void {
   let u: URL;
@@ -17,57 +47,42 @@ export function checkWebhookUrlSyntax(url: string, sandbox: boolean): void {
   if (u.protocol !== 'https:' && !(sandbox && u.protocol === 'http:')) {
     throw badRequest(sandbox ? 'webhook_url must be http:// or https://' : 'webhook_url must be https://');
   }
-  if (
-    !sandbox &&
-    isIP(u.hostname.replace(/^\[|\]$/g, '')) &&
-    isPrivateAddress(u.hostname.replace(/^\[|\]$/g, ''))
-  ) {
-    throw badRequest('webhook_url must not point at a private, loopback or link-local address');
+  // WHATWG URL has already normalised IPv4 spellings (2130706433, 0x7f.1) to dotted decimal.
+  const host = urlHost(u);
+  if (isIP(host)) {
+    const range = refusedAddressRange(host, sandbox);
+    if (range !== null) {
+      throw badRequest(`webhook_url must point at a public address; ${host} is not (${range})`);
+    }
   }
 }
 
-/** At delivery time, outside the sandbox: every address the host resolves to must be public. */
-export async function assertPublicDestination(url: string, sandbox: boolean): Promise<void> {
-  if (sandbox) return;
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [{ address: host }] : await lookup(host, { all: true });
-  if (addresses.some((a) => isPrivateAddress(a.address))) {
-    throw new Error(`webhook host ${host} resolves to a private, loopback or link-local address`);
-  }
+export interface ResolvedAddress {
+  address: string;
+  family: number;
 }
 
-export function isPrivateAddress(ip: string): boolean {
-  // IPv4-mapped IPv6: WHATWG URL writes [::ffff:127.0.0.1] as [::ffff:7f00:1], so the hex form
-  // must be read back as the IPv4 address it carries.
-  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
-  if (mapped) {
-    const [hi, lo] = [Number.parseInt(mapped[1]!, 16), Number.parseInt(mapped[2]!, 16)];
-    return isPrivateAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+/**
+ * Where a delivery to `host` may connect: the host itself if it is an IP literal, else what
+ * `resolve` answers (one resolution). Every address must pass the rule, or this throws
+ * `webhook host <host> resolves to <address>, which is not a public address`.
+ */
+export async function checkedAddresses(
+  host: string,
+  sandbox: boolean,
+  resolve: (host: string) => Promise<ResolvedAddress[]>,
+): Promise<ResolvedAddress[]> {
+  const family = isIP(host);
+  const addresses = family ? [{ address: host, family }] : await resolve(host);
+  if (addresses.length === 0) throw new Error(`webhook host ${host} resolves to no address`);
+  for (const a of addresses) {
+    if (!isAllowedAddress(a.address, sandbox)) {
+      throw new Error(
+        family
+          ? `webhook host ${host} is not a public address`
+          : `webhook host ${host} resolves to ${a.address}, which is not a public address`,
+      );
+    }
   }
-  if (ip.toLowerCase().startsWith('::ffff:')) return isPrivateAddress(ip.slice(7));
-  if (isIP(ip) === 4) {
-    const [a, b] = ip.split('.').map(Number) as [number, number];
-    return (
-      a === 10 ||
-      a === 127 ||
-      a === 0 ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      (a === 100 && b >= 64 && b <= 127) ||
-      a >= 224
-    );
-  }
-  const v6 = ip.toLowerCase();
-  return (
-    v6 === '::1' ||
-    v6 === '::' ||
-    v6.startsWith('fe8') ||
-    v6.startsWith('fe9') ||
-    v6.startsWith('fea') ||
-    v6.startsWith('feb') ||
-    v6.startsWith('fc') ||
-    v6.startsWith('fd') ||
-    v6.startsWith('ff')
-  );
+  return addresses;
 }

@@ -36,13 +36,30 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
+
+/**
+ * A resolver for webhook deliveries that never asks DNS: it knows the names given (host → its
+ * addresses) and answers ENOTFOUND for any other, so no test sends a packet to a real host name.
+ * The harness uses it with `localhost` only, unless a test passes its own.
+ */
+export function fakeResolver(names: Record<string, string[]>): Resolver {
+  return async (host) => {
+    const addresses = names[host.toLowerCase()];
+    if (!addresses) {
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host} (test resolver)`), { code: 'ENOTFOUND' });
+    }
+    return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+}
+
 /**
  * Starts the whole service for one test file on a fresh database of its own (see database.ts) with
  * the sandbox providers. Requests go
  * through Fastify's inject, signed exactly as a partner signs them.
  */
 export async function startHarness(
-  opts: { env?: Record<string, string>; fetch?: typeof fetch; workers?: boolean } = {},
+  opts: { env?: Record<string, string>; resolve?: Resolver; workers?: boolean } = {},
 ): Promise<Harness> {
   const db = await testDatabaseUrl();
   const config = loadConfig({
@@ -55,7 +72,7 @@ export async function startHarness(
   });
   const service = await startService(config, {
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    resolve: opts.resolve ?? fakeResolver({ localhost: ['127.0.0.1'] }),
     ...(opts.workers === false ? { workers: false } : {}),
   });
   const demo = service.demo!;
