@@ -59,7 +59,7 @@ class Out {
     let at = 0;
     for (const p of this.parts) {
       if (typeof p === 'string') {
-        at += (buf as LatinWritable).latin1Write(p, at);
+        at += buf.write(p, at, 'latin1');
       } else {
         buf.set(p, at);
         at += p.length;
@@ -70,12 +70,6 @@ class Out {
 }
 
 // Any character above U+007F makes the text not ASCII.
-/**
- * Buffer#latin1Write: what buf.write(text, offset, 'latin1') calls after normalising its arguments,
- * which cost more than the copy for the short runs written here. On Buffer.prototype since Node 0.x.
- */
-type LatinWritable = Buffer & { latin1Write(text: string, offset: number): number };
-
 const ASCII = /^[^\u0080-\uffff]*$/;
 
 /** JSON text as Out takes it: ASCII as it is, anything else as UTF-8 bytes. */
