@@ -7,6 +7,10 @@ export interface Config {
   dataDir: string;
   /** Undefined in the sandbox until main generates or loads one. */
   adminToken: string | undefined;
+  /** SECRET_KEY, 64 hex (AES-256-GCM of partner secrets); unset in the sandbox: DATA_DIR/secret.key. */
+  secretKey: string | undefined;
+  /** SECRET_KEY_PREVIOUS: also tried for decryption while a key rotation is under way. */
+  secretKeyPrevious: string | undefined;
   sandbox: boolean;
   sandboxAsyncIssueMs: number;
   /** /v1 requests a minute of a partner without its own rate_limit_per_minute. */
@@ -67,6 +71,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
   }
   if (!sandbox && !adminToken) throw new ConfigError('ADMIN_TOKEN is required when SANDBOX=false');
+  const secretKey = hexKey(env, 'SECRET_KEY');
+  const secretKeyPrevious = hexKey(env, 'SECRET_KEY_PREVIOUS');
+  if (!sandbox && !secretKey) {
+    throw new ConfigError(
+      'SECRET_KEY is required when SANDBOX=false: 64 hex characters that encrypt the partner secrets (openssl rand -hex 32); keep it with your backups',
+    );
+  }
   const metricsToken = env.METRICS_TOKEN || undefined;
   if (metricsToken !== undefined && metricsToken.length < 16) {
     throw new ConfigError('METRICS_TOKEN must be at least 16 characters');
@@ -82,6 +93,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     dataDir: env.DATA_DIR || './data',
     adminToken,
+    secretKey,
+    secretKeyPrevious,
     sandbox,
     sandboxAsyncIssueMs: int('SANDBOX_ASYNC_ISSUE_MS', 20_000, 0, 3_600_000),
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 1_000_000),
@@ -92,4 +105,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pgPreparedStatements: bool('PG_PREPARED_STATEMENTS', true),
     logLevel: logLevel as Config['logLevel'],
   };
+}
+
+/** A 32-byte key given as 64 hex characters (SECRET_KEY, SECRET_KEY_PREVIOUS), lowercased. */
+function hexKey(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[0-9a-fA-F]{64}$/.test(raw)) {
+    throw new ConfigError(
+      `${name} must be 64 hex characters (a 32-byte key, e.g. from openssl rand -hex 32), got ${raw.length} characters${/^[0-9a-fA-F]*$/.test(raw) ? '' : ' that are not all hex'}`,
+    );
+  }
+  return raw.toLowerCase();
 }

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { EmbeddedDatabaseError } from './db/embedded-errors.ts';
+import { SecretKeyError } from './secrets/secret-box.ts';
 import { startService, type Service } from './service.ts';
 
 /** `npm start`: the service on HOST:PORT; SIGTERM/SIGINT stop it gracefully. */
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
     service = await startService(config);
   } catch (err) {
     if (err instanceof EmbeddedDatabaseError) fail(`Cannot start the embedded database: ${err.message}`, 1);
+    if (err instanceof SecretKeyError) fail(`Cannot start: ${err.message}`, 1);
     throw err;
   }
   try {
@@ -69,6 +71,7 @@ function banner(config: Config, service: Service): string {
   ];
   if (service.database.embedded)
     lines.push(`  pg_dump:       pg_dump "${service.database.connectionString}"`);
+  lines.push(`  Secret key:    ${service.secretKey}`);
   lines.push(`  API docs:      ${config.publicBaseUrl}/docs`, `  Admin token:   ${service.adminToken}`);
   if (service.demo) {
     lines.push(`  Demo partner:  id ${service.demo.id}`, `  Demo secret:   ${service.demo.secret}`);

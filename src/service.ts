@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { loadCatalogue } from './app/catalogue.ts';
 import { Clock } from './app/clock.ts';
 import { PartnerDirectory } from './app/partner-directory.ts';
@@ -10,6 +10,11 @@ import { ensureAdminToken, ensureDemoPartner } from './app/seed-sandbox.ts';
 import type { JobQueue, Services } from './app/services.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
+import { bindSecretBox } from './db/repos/partners.ts';
+import { createLogger } from './log.ts';
+import { secureStoredSecrets } from './secrets/at-rest.ts';
+import { loadSecretKeys } from './secrets/keys.ts';
+import type { SecretBox } from './secrets/secret-box.ts';
 import { buildServer } from './http/server.ts';
 import { jobQueue, startBoss } from './jobs/queue.ts';
 import { startWorkers } from './jobs/workers.ts';
@@ -24,6 +29,8 @@ export interface Service {
   database: Database;
   adminToken: string;
   demo: { id: string; secret: string } | null;
+  /** Where the key of the partner secrets came from (SECRET_KEY or DATA_DIR/secret.key), for the banner. */
+  secretKey: string;
   /**
    * Graceful stop: no new requests, in-flight requests and jobs finish, then the pool closes and
    * the embedded server (if this process started one) shuts down.
@@ -38,12 +45,14 @@ export interface Service {
 export function createServices(
   config: Config,
   database: Database,
-  opts: { log: Logger; jobs: JobQueue; resolve?: Services['resolve'] },
+  opts: { log: Logger; jobs: JobQueue; secrets: SecretBox; resolve?: Services['resolve'] },
 ): Services {
+  // For the few readers of partners that go to the repository with svc.db rather than the directory.
+  bindSecretBox(database.db, opts.secrets);
   return {
     db: database.db,
     clock: new Clock(database.db, config.sandbox),
-    partners: new PartnerDirectory(database.db),
+    partners: new PartnerDirectory(database.db, opts.secrets),
     catalogue: loadCatalogue(),
     providers: {
       vehicles: new SandboxVehicleRegistry(),
@@ -78,7 +87,7 @@ export async function startService(
     workers?: boolean;
   } = {},
 ): Promise<Service> {
-  const log = opts.logger ?? pino({ level: config.logLevel });
+  const log = opts.logger ?? createLogger(config.logLevel);
   const database =
     opts.database ??
     (await openDatabase({
@@ -88,13 +97,27 @@ export async function startService(
       log: (message, level = 'info') => log[level](message),
     }));
   try {
+    // Secrets at rest: the key, then the rows still in clear encrypted and every row checked
+    // against the key, before anything else reads a partner (a wrong key stops the start here).
+    const keys = await loadSecretKeys(config);
+    for (const warning of keys.warnings) log.warn(warning);
+    const { converted } = await secureStoredSecrets(database.db, keys.box, keys.where);
+    log.info(
+      { keyId: keys.box.keyId, source: keys.source, converted },
+      `partner secrets encrypted with ${keys.describe}${converted ? `; ${converted} stored in clear were encrypted now` : ''}`,
+    );
     const boss = await startBoss(database, log);
     const svc = createServices(config, database, {
       log,
       jobs: jobQueue(boss),
+      secrets: keys.box,
       ...(opts.resolve ? { resolve: opts.resolve } : {}),
     });
-    const adminToken = await ensureAdminToken(svc, config.adminToken);
+    const adminToken = await ensureAdminToken(svc, {
+      configured: config.adminToken,
+      dataDir: config.dataDir,
+      embedded: !config.databaseUrl,
+    });
     const demo = config.sandbox ? await ensureDemoPartner(svc) : null;
     const app = await buildServer(svc, {
       adminToken,
@@ -118,6 +141,7 @@ export async function startService(
       database,
       adminToken,
       demo,
+      secretKey: keys.describe,
       stop: () =>
         (stopping ??= (async () => {
           await app.close();

@@ -1,16 +1,19 @@
 import type { Db } from '../db/database.ts';
 import { findPartner, type PartnerWithSecrets } from '../db/repos/partners.ts';
+import type { SecretBox } from '../secrets/secret-box.ts';
 
 /**
  * Partners as request authentication sees them, cached briefly so that a signed request costs no
  * database round trip. Changes made through this instance apply at once; other instances see them
- * within `ttlMs`.
+ * within `ttlMs`. Secrets are decrypted when a partner is loaded, so a cached partner costs none.
+ * The directory also holds the key ring that the operator's use cases encrypt new secrets with.
  */
 export class PartnerDirectory {
   private readonly cache = new Map<string, { at: number; partner: PartnerWithSecrets | undefined }>();
 
   constructor(
     private readonly db: Db,
+    readonly box: SecretBox,
     private readonly ttlMs = 1000,
   ) {}
 
@@ -37,7 +40,7 @@ export class PartnerDirectory {
 
   private async load(id: string, now: number): Promise<PartnerWithSecrets | undefined> {
     const generation = this.generation;
-    const partner = await findPartner(this.db, id);
+    const partner = await findPartner(this.db, id, this.box);
     if (generation !== this.generation) return partner;
     // Unknown ids are cached too, so a flood of bad ids cannot turn into a flood of queries.
     if (this.cache.size > 10_000) this.cache.clear();

@@ -1,5 +1,9 @@
+import { join, resolve } from 'node:path';
 import { findPartner } from '../db/repos/partners.ts';
 import { getSetting, putSetting } from '../db/repos/settings.ts';
+import { lockSecrets } from '../secrets/at-rest.ts';
+import { readOrCreateSecretFile, readSecretFileIfAny, replaceSecretFile } from '../secrets/files.ts';
+import { SecretKeyError, tokenHash } from '../secrets/secret-box.ts';
 import { creditWallet } from './admin/credit-wallet.ts';
 import { createPartner } from './admin/partners.ts';
 import type { Services } from './services.ts';
@@ -31,12 +35,64 @@ export async function ensureDemoPartner(svc: Services): Promise<{ id: string; se
   return { id: DEMO_PARTNER_ID, secret: demo!.secrets[0]! };
 }
 
-/** The admin token: from ADMIN_TOKEN, or in the sandbox generated once and stored. */
-export async function ensureAdminToken(svc: Services, configured: string | undefined): Promise<string> {
-  if (configured) return configured;
-  const stored = await getSetting<string>(svc.db, 'admin_token');
-  if (stored) return stored;
-  const token = Buffer.from(svc.randomBytes(24)).toString('hex');
-  await putSetting(svc.db, 'admin_token', token, new Date());
-  return (await getSetting<string>(svc.db, 'admin_token')) ?? token;
+/** The setting holding the SHA-256 (hex) of the sandbox's generated admin token; never the token. */
+export const ADMIN_TOKEN_HASH_SETTING = 'admin_token_sha256';
+/** Where versions before secrets at rest kept the sandbox token in clear; converted at start. */
+const CLEAR_ADMIN_TOKEN_SETTING = 'admin_token';
+export const ADMIN_TOKEN_FILE = 'admin-token';
+
+/**
+ * The admin token: ADMIN_TOKEN (never stored, not even hashed), or in the sandbox a generated one.
+ * The generated token lives in clear only in `DATA_DIR/admin-token` (0600), so that it is printed
+ * at every start; the database holds only its SHA-256, which lets instances sharing a database
+ * notice that they would answer different tokens. A token stored in clear by an earlier version is
+ * moved to the file and replaced by its hash. Under the secrets lock: instances take turns.
+ */
+export async function ensureAdminToken(
+  svc: Services,
+  opts: { configured: string | undefined; dataDir: string; embedded: boolean },
+): Promise<string> {
+  const path = resolve(join(opts.dataDir, ADMIN_TOKEN_FILE));
+  return svc.db.transaction().execute(async (trx) => {
+    await lockSecrets(trx);
+    const now = new Date();
+    let stored = await getSetting<string>(trx, ADMIN_TOKEN_HASH_SETTING);
+    const clear = await getSetting<unknown>(trx, CLEAR_ADMIN_TOKEN_SETTING);
+    if (clear !== undefined) {
+      if (typeof clear === 'string' && clear !== '') {
+        // Keep printing the same token in the sandbox: it moves to the file unless one is there.
+        const kept = svc.config.sandbox ? (await readOrCreateSecretFile(path, () => clear)).value : clear;
+        if (!stored) await putSetting(trx, ADMIN_TOKEN_HASH_SETTING, (stored = tokenHash(kept)), now);
+      }
+      await trx.deleteFrom('settings').where('key', '=', CLEAR_ADMIN_TOKEN_SETTING).execute();
+    }
+    if (opts.configured) return opts.configured;
+
+    const fromFile = await readSecretFileIfAny(path);
+    if (fromFile && (!stored || stored === tokenHash(fromFile))) {
+      if (!stored) await putSetting(trx, ADMIN_TOKEN_HASH_SETTING, tokenHash(fromFile), now);
+      return fromFile;
+    }
+    const make = () => Buffer.from(svc.randomBytes(24)).toString('hex');
+    if (!stored) {
+      const token = (await readOrCreateSecretFile(path, make)).value;
+      await putSetting(trx, ADMIN_TOKEN_HASH_SETTING, tokenHash(token), now);
+      return token;
+    }
+    // The database holds the hash of a token this DATA_DIR does not have.
+    if (!opts.embedded) {
+      throw new SecretKeyError(
+        `the database holds the admin token of another instance (its DATA_DIR/admin-token), and ${path} ` +
+          `${fromFile ? 'holds another' : 'does not exist'}: copy that file here, set ADMIN_TOKEN on every ` +
+          `instance, or delete the setting ${ADMIN_TOKEN_HASH_SETTING} to have a new token generated`,
+      );
+    }
+    // The embedded database lives in this DATA_DIR: the file was removed (or the database restored
+    // from elsewhere), and a new token is the only one anyone can be told.
+    const token = make();
+    replaceSecretFile(path, token);
+    await putSetting(trx, ADMIN_TOKEN_HASH_SETTING, tokenHash(token), now);
+    svc.log.warn(`${path} was missing or did not match the database: a new admin token was generated`);
+    return token;
+  });
 }

@@ -20,6 +20,9 @@ import { changeSettings, readSettings } from '../app/admin/settings.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
 import { isoLocal } from '../domain/time.ts';
 import { jobQueue, startBoss } from '../jobs/queue.ts';
+import { createLogger } from '../log.ts';
+import { reencryptSecrets, secureStoredSecrets } from '../secrets/at-rest.ts';
+import { loadSecretKeys } from '../secrets/keys.ts';
 import { createServices } from '../service.ts';
 
 /**
@@ -41,7 +44,8 @@ const USAGE = `usage: npm run admin -- <command>
   refund <order id> --reason <text>
   settings show | settings set --balance-spending-enabled true|false
   statement <partner id> --from yyyy-mm-dd --to yyyy-mm-dd [--csv]
-  clock show | clock set <ISO-8601 with offset> | clock reset   (sandbox only)`;
+  clock show | clock set <ISO-8601 with offset> | clock reset   (sandbox only)
+  secrets re-encrypt   every stored partner secret under SECRET_KEY (after a key rotation)`;
 
 class UsageError extends Error {}
 
@@ -163,6 +167,8 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       });
       return opt.csv ? statementCsv(statement) : statement;
     }
+    case 'secrets re-encrypt':
+      return reencryptSecrets(svc.db, svc.partners.box);
     case 'clock show':
     case 'clock set':
     case 'clock reset': {
@@ -191,7 +197,7 @@ async function main(): Promise<number> {
   }
   const config = loadConfig();
   // Logs go to stderr: stdout carries only the JSON answer.
-  const log = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2));
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2));
   // While the service runs on this DATA_DIR, this runs on its embedded server; otherwise it starts
   // the server for the command and stops it after.
   const database = await openDatabase({
@@ -203,9 +209,14 @@ async function main(): Promise<number> {
   });
   // The job queue is wired as in the service, so a use case that enqueues work behaves the same;
   // no workers run here: the service picks the jobs up.
-  const boss = await startBoss(database, log);
+  let boss;
   try {
-    const svc = createServices(config, database, { log, jobs: jobQueue(boss) });
+    // The service's key ring (SECRET_KEY, or the sandbox's DATA_DIR/secret.key), checked against the
+    // stored secrets as at start: a command never writes a secret under a key the service lacks.
+    const keys = await loadSecretKeys(config);
+    await secureStoredSecrets(database.db, keys.box, keys.where);
+    boss = await startBoss(database, log);
+    const svc = createServices(config, database, { log, jobs: jobQueue(boss), secrets: keys.box });
     const answer = await run(svc, args);
     console.log(typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2));
     return 0;
@@ -220,7 +231,7 @@ async function main(): Promise<number> {
     }
     throw err;
   } finally {
-    await boss.stop({ graceful: false, close: true, timeout: 1000 });
+    await boss?.stop({ graceful: false, close: true, timeout: 1000 });
     await database.close();
   }
 }

@@ -26,7 +26,10 @@ export interface PartnersTable {
 export interface PartnerSecretsTable {
   id: Generated<number>;
   partner_id: string;
-  secret: string;
+  /** Clear text only in rows from before migration 5, until the first start encrypts them; then null. */
+  secret: string | null;
+  /** The secret encrypted under SECRET_KEY (src/secrets/secret-box.ts): `v1:<key id>:<iv>:<tag>:<ciphertext>`. */
+  secret_enc: string | null;
   created_at: Timestamp;
   retired_at: Timestamp | null;
 }

@@ -1,8 +1,15 @@
-import pino from 'pino';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
 import { startService, type Service } from '../../src/service.ts';
 import { signatureHeader } from '../../src/signature.ts';
 import { testDatabaseUrl } from './database.ts';
+
+/** The harness's SECRET_KEY (a test that wants the sandbox's generated DATA_DIR/secret.key sets SECRET_KEY: ''). */
+export const TEST_SECRET_KEY = '5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7';
 
 export interface Creds {
   id: string;
@@ -59,11 +66,15 @@ export function fakeResolver(names: Record<string, string[]>): Resolver {
  * through Fastify's inject, signed exactly as a partner signs them.
  */
 export async function startHarness(
-  opts: { env?: Record<string, string>; resolve?: Resolver; workers?: boolean } = {},
+  opts: { env?: Record<string, string>; resolve?: Resolver; workers?: boolean; logger?: Logger } = {},
 ): Promise<Harness> {
   const db = await testDatabaseUrl();
+  // The sandbox keeps its generated admin token in DATA_DIR/admin-token: one directory per service.
+  const dataDir = mkdtempSync(join(tmpdir(), 'polita-harness-'));
   const config = loadConfig({
     DATABASE_URL: db.url,
+    DATA_DIR: dataDir,
+    SECRET_KEY: TEST_SECRET_KEY,
     SANDBOX: 'true',
     SANDBOX_ASYNC_ISSUE_MS: '1000',
     PUBLIC_BASE_URL: 'http://polita.test',
@@ -71,7 +82,7 @@ export async function startHarness(
     ...opts.env,
   });
   const service = await startService(config, {
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     resolve: opts.resolve ?? fakeResolver({ localhost: ['127.0.0.1'] }),
     ...(opts.workers === false ? { workers: false } : {}),
   });
@@ -137,6 +148,7 @@ export async function startHarness(
     async close() {
       await service.stop();
       await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
   return h;

@@ -3,6 +3,7 @@ import {
   addSecret,
   findPartner,
   insertPartner,
+  partnerExists,
   retireOldSecrets as retireOldSecretsRepo,
   updatePartner,
 } from '../../db/repos/partners.ts';
@@ -54,23 +55,27 @@ export async function createPartner(
   const at = new Date(await svc.clock.now());
   const wallet = input.wallet ?? true;
   await svc.db.transaction().execute(async (trx) => {
-    if (await findPartner(trx, id)) throw badRequest(`Partner ${id} already exists`);
-    await insertPartner(trx, {
-      id,
-      name: input.name,
-      webhook_url: input.webhook_url ?? null,
-      margin_bp: input.margin_bp ?? 0,
-      rate_limit_per_minute: input.rate_limit_per_minute ?? null,
-      secret,
-      at,
-    });
+    if (await partnerExists(trx, id)) throw badRequest(`Partner ${id} already exists`);
+    await insertPartner(
+      trx,
+      {
+        id,
+        name: input.name,
+        webhook_url: input.webhook_url ?? null,
+        margin_bp: input.margin_bp ?? 0,
+        rate_limit_per_minute: input.rate_limit_per_minute ?? null,
+        secret,
+        at,
+      },
+      svc.partners.box,
+    );
     if (wallet) await createWallet(trx, id, at);
   });
   return { id, secret, name: input.name, webhook_url: input.webhook_url ?? null, wallet };
 }
 
 export async function getPartner(svc: Services, id: string) {
-  const p = await findPartner(svc.db, id);
+  const p = await findPartner(svc.db, id, svc.partners.box);
   if (!p) throw notFound('Partner not found');
   return {
     ...partnerView(p, p.hasWallet, svc.config.rateLimitPerMinute),
@@ -102,8 +107,8 @@ export async function rotateSecret(svc: Services, id: string) {
   // The clock is read before the transaction, which then holds its connection only for the writes.
   const at = new Date(await svc.clock.now());
   await svc.db.transaction().execute(async (trx) => {
-    if (!(await findPartner(trx, id))) throw notFound('Partner not found');
-    await addSecret(trx, id, secret, at);
+    if (!(await partnerExists(trx, id))) throw notFound('Partner not found');
+    await addSecret(trx, id, secret, at, svc.partners.box);
   });
   svc.partners.invalidate(id);
   return { secret };
@@ -112,7 +117,7 @@ export async function rotateSecret(svc: Services, id: string) {
 export async function retireOldSecrets(svc: Services, id: string) {
   const at = new Date(await svc.clock.now()); // before the transaction, as in rotateSecret
   const retired = await svc.db.transaction().execute(async (trx) => {
-    if (!(await findPartner(trx, id))) throw notFound('Partner not found');
+    if (!(await partnerExists(trx, id))) throw notFound('Partner not found');
     return retireOldSecretsRepo(trx, id, at);
   });
   svc.partners.invalidate(id);

@@ -1,20 +1,58 @@
 import type { Kysely, Transaction } from 'kysely';
+import { partnerSecretContext, type SecretBox } from '../../secrets/secret-box.ts';
 import type { DB, PartnerRow } from '../schema.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
 
 export interface PartnerWithSecrets extends PartnerRow {
-  /** Active secrets, newest first. */
+  /** Active secrets, newest first, decrypted. */
   secrets: string[];
   hasWallet: boolean;
 }
 
-export async function findPartner(db: Conn, id: string): Promise<PartnerWithSecrets | undefined> {
+/**
+ * Partner secrets are stored encrypted (secret_enc, see src/secrets/secret-box.ts) and decrypted
+ * here, when a partner is loaded: the partner directory caches the result, so a signed request
+ * decrypts nothing. A handle's key ring is bound once by createServices, for callers that pass none.
+ */
+const boundBoxes = new WeakMap<object, SecretBox>();
+
+export function bindSecretBox(db: Kysely<DB>, box: SecretBox): void {
+  boundBoxes.set(db, box);
+}
+
+function boxFor(db: Conn, box: SecretBox | undefined): SecretBox {
+  const found = box ?? boundBoxes.get(db);
+  if (!found)
+    throw new Error('partner secrets: no key ring bound to this database handle (createServices binds it)');
+  return found;
+}
+
+/** The clear secret of a row: its secret_enc decrypted, or a row from before encryption as it is. */
+export function openSecretRow(
+  box: SecretBox,
+  row: { partner_id: string; secret: string | null; secret_enc: string | null },
+): string {
+  if (row.secret_enc !== null) return box.decrypt(row.secret_enc, partnerSecretContext(row.partner_id));
+  // Only before the first start of this version has converted it (the command line may meet one).
+  if (row.secret !== null) return row.secret;
+  throw new Error('partner secret row holds neither a secret nor its encryption');
+}
+
+export async function partnerExists(db: Conn, id: string): Promise<boolean> {
+  return (await db.selectFrom('partners').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+export async function findPartner(
+  db: Conn,
+  id: string,
+  box?: SecretBox,
+): Promise<PartnerWithSecrets | undefined> {
   const partner = await db.selectFrom('partners').selectAll().where('id', '=', id).executeTakeFirst();
   if (!partner) return undefined;
   const secrets = await db
     .selectFrom('partner_secrets')
-    .select('secret')
+    .select(['partner_id', 'secret', 'secret_enc'])
     .where('partner_id', '=', id)
     .where('retired_at', 'is', null)
     .orderBy('id', 'desc')
@@ -24,7 +62,12 @@ export async function findPartner(db: Conn, id: string): Promise<PartnerWithSecr
     .select('partner_id')
     .where('partner_id', '=', id)
     .executeTakeFirst();
-  return { ...partner, secrets: secrets.map((s) => s.secret), hasWallet: wallet !== undefined };
+  const ring = secrets.length > 0 ? boxFor(db, box) : undefined;
+  return {
+    ...partner,
+    secrets: secrets.map((s) => openSecretRow(ring!, s)),
+    hasWallet: wallet !== undefined,
+  };
 }
 
 export async function insertPartner(
@@ -38,6 +81,7 @@ export async function insertPartner(
     secret: string;
     at: Date;
   },
+  box: SecretBox,
 ): Promise<void> {
   await trx
     .insertInto('partners')
@@ -51,13 +95,66 @@ export async function insertPartner(
       updated_at: p.at,
     })
     .execute();
-  await addSecret(trx, p.id, p.secret, p.at);
+  await addSecret(trx, p.id, p.secret, p.at, box);
 }
 
-export async function addSecret(trx: Conn, partnerId: string, secret: string, at: Date): Promise<void> {
+/** A new secret is only ever written encrypted. */
+export async function addSecret(
+  trx: Conn,
+  partnerId: string,
+  secret: string,
+  at: Date,
+  box: SecretBox,
+): Promise<void> {
   await trx
     .insertInto('partner_secrets')
-    .values({ partner_id: partnerId, secret, created_at: at, retired_at: null })
+    .values({
+      partner_id: partnerId,
+      secret: null,
+      secret_enc: box.encrypt(secret, partnerSecretContext(partnerId)),
+      created_at: at,
+      retired_at: null,
+    })
+    .execute();
+}
+
+/** Every secret row (retired ones too), locked for this transaction: for conversion and re-encryption. */
+export async function lockAllSecretRows(trx: Transaction<DB>) {
+  return trx
+    .selectFrom('partner_secrets')
+    .select(['id', 'partner_id', 'secret', 'secret_enc'])
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+/** Rows still holding a clear secret (written before encryption), locked for this transaction. */
+export async function lockClearSecretRows(trx: Transaction<DB>) {
+  return trx
+    .selectFrom('partner_secrets')
+    .select(['id', 'partner_id', 'secret', 'secret_enc'])
+    .where('secret', 'is not', null)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+/** Every encrypted secret row, for the start-up check that this process holds their keys. */
+export async function encryptedSecretRows(db: Conn) {
+  return db
+    .selectFrom('partner_secrets')
+    .select(['id', 'partner_id', 'secret', 'secret_enc'])
+    .where('secret_enc', 'is not', null)
+    .orderBy('id')
+    .execute();
+}
+
+/** Stores a row's secret encrypted and drops its clear text, in one statement. */
+export async function sealSecretRow(trx: Transaction<DB>, id: number, secretEnc: string): Promise<void> {
+  await trx
+    .updateTable('partner_secrets')
+    .set({ secret: null, secret_enc: secretEnc })
+    .where('id', '=', id)
     .execute();
 }
 

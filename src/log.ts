@@ -1,0 +1,37 @@
+import pino, { type DestinationStream, type Logger } from 'pino';
+
+/** Keys whose values never reach a log line, at any depth up to four (decisions.md §9 Hardening). */
+const SECRET_KEYS = [
+  'authorization',
+  'x-hmac-signature',
+  'secret',
+  'secrets',
+  'token',
+  'adminToken',
+  'metricsToken',
+  'secretKey',
+  'secretKeyPrevious',
+  'password',
+];
+
+/**
+ * What pino censors: the Authorization and X-Hmac-Signature headers of a logged request (or of
+ * anything carrying `headers`), and every `secret`, `secrets`, `token`, `adminToken` (and the like)
+ * key down to four levels. Nothing logs these today; this keeps a future `log.error({ req, … })`
+ * or an error object carrying a partner from writing one out.
+ */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-hmac-signature"]',
+  ...SECRET_KEYS.flatMap((k) => {
+    const key = /^\w+$/.test(k) ? k : `["${k}"]`;
+    const at = (prefix: string) => (key.startsWith('[') ? `${prefix}${key}` : `${prefix}.${key}`);
+    return [key, at('*'), at('*.*'), at('*.*.*')];
+  }),
+];
+
+/** The service's logger (and the command line's): JSON lines with the redaction above. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = { level, redact: { paths: REDACT_PATHS, censor: '[Redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
+}
