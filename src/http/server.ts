@@ -58,6 +58,17 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<F
       if (e.keyword === 'discriminator') {
         return new Error(`${at}/product must be one of: ${PRODUCT_MODULES.map((m) => m.product).join(', ')}`);
       }
+      // A choice (a union of constants, or an enum) names what it accepts: "must be equal to
+      // constant" told an integrator nothing.
+      if (e.keyword === 'const' || e.keyword === 'enum') {
+        const allowed =
+          e.keyword === 'enum'
+            ? (e.params.allowedValues as unknown[])
+            : errors
+                .filter((x) => x.keyword === 'const' && x.instancePath === e.instancePath)
+                .map((x) => x.params.allowedValue as unknown);
+        return new Error(`${at} must be one of: ${allowed.map((v) => String(v)).join(', ')}`);
+      }
       // The operator API refuses fields it does not know (the partner API ignores them, §1).
       if (e.keyword === 'additionalProperties') {
         return new Error(`${at}/${String(e.params.additionalProperty)} is not a field of this request`);

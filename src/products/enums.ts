@@ -1,6 +1,6 @@
 import { Type, type TUnsafe } from '@sinclair/typebox';
 
-/** A string enumeration whose schema error reads "must be equal to one of the allowed values". */
+/** A string enumeration: its schema error lists the values (server.ts writes "must be one of: …"). */
 export const StringEnum = <T extends string>(values: readonly T[], description?: string): TUnsafe<T> =>
   Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
 

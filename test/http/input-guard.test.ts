@@ -88,3 +88,18 @@ describe('operator bodies', () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe('a value outside a choice', () => {
+  it('is refused with the values the field accepts', async () => {
+    const res = await h.admin('POST', '/admin/partners/demo/wallet/credits', {
+      wallet: 'savings',
+      amount: 1,
+      reference: 'r',
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('body/wallet must be one of: online, promo, insurance');
+    const quote = await h.call('get-offers', { ...RCA_QUOTE, duration: 17 });
+    expect(quote.status).toBe(400);
+    expect(quote.body.message).toMatch(/^body\/duration must be one of: (\d+, )*\d+$/);
+  });
+});

@@ -212,7 +212,7 @@ describe('roadside-assistance-eu refusals store nothing', () => {
       'a period outside the enumeration',
       { period: '6_months' },
       400,
-      'body/products/0/period must be equal to one of the allowed values',
+      'body/products/0/period must be one of: 15_days, 12_months, 12_months_plus',
     ],
     [
       'a missing start_date',

@@ -169,7 +169,7 @@ describe('vignette:eu quotes', () => {
       [
         { foreign_vehicle: { registration_country: 'PL', category: 'X1' } },
         400,
-        'body/foreign_vehicle/category must be equal to one of the allowed values',
+        'body/foreign_vehicle/category must be one of: M1, M2, M3, N1, N2, N3, L, O1, O2, O3, O4',
       ],
     ];
     for (const [body, status, reason] of cases) {
@@ -324,7 +324,7 @@ describe('vignette:eu refusals store nothing', () => {
       'a category outside the enumeration',
       { foreign_vehicle: { ...golf, category: 'car' } },
       400,
-      'body/products/0/foreign_vehicle/category must be equal to one of the allowed values',
+      'body/products/0/foreign_vehicle/category must be one of: M1, M2, M3, N1, N2, N3, L, O1, O2, O3, O4',
     ],
     [
       'no holder name',

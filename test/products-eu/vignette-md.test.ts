@@ -186,13 +186,13 @@ describe('vignette:md refusals store nothing', () => {
       'a period outside the enumeration',
       { period: '2_days' },
       400,
-      'body/products/0/period must be equal to one of the allowed values',
+      'body/products/0/period must be one of: 1_day, 7_days, 15_days, 30_days, 90_days, 180_days, >180_days, 12_months',
     ],
     [
       'a category outside the enumeration',
       { vehicle_category: 'L' },
       400,
-      'body/products/0/vehicle_category must be equal to one of the allowed values',
+      'body/products/0/vehicle_category must be one of: M1, M2, M3, N1, N2, N3',
     ],
     [
       'a VIN longer than 17',
