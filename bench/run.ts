@@ -58,7 +58,8 @@ async function engines(): Promise<Engine[]> {
       url.pathname = `/${name}`;
       list.push({
         name: 'postgres',
-        env: { DATABASE_URL: url.toString() },
+        // Its DATA_DIR holds only the sandbox's secret key and admin token, not the repository's ./data.
+        env: { DATABASE_URL: url.toString(), DATA_DIR: mkdtempSync(join(tmpdir(), 'polita-bench-pg-')) },
         async cleanup() {
           const c = new pg.Client({ connectionString: PG_SERVER });
           await c.connect();

@@ -1,12 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { signatureHeader } from '../../src/signature.ts';
 import { testDatabaseUrl } from '../support/database.ts';
+import { TEST_SECRET_KEY } from '../support/harness.ts';
 
 /** The repository root: every child runs `src/main.ts` from there, as `npm start` does. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -93,6 +95,12 @@ function startChild(port: number, env: Record<string, string | undefined>, ownGr
     SANDBOX_ASYNC_ISSUE_MS: '1000',
     ...env,
   });
+  if (childEnv.DATABASE_URL && !childEnv.DATA_DIR) {
+    // On a shared database the sandbox still keeps its key and admin token in a DATA_DIR: a fresh
+    // one per child (not the repository's ./data), and one key for every child on the database.
+    childEnv.DATA_DIR = mkdtempSync(join(tmpdir(), 'polita-proc-'));
+    childEnv.SECRET_KEY ??= TEST_SECRET_KEY;
+  }
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   const child = spawn(
     process.execPath,
@@ -293,7 +301,10 @@ export function runReconcile(
 ): Promise<{ code: number | null; output: string }> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   if (!('DATABASE_URL' in env)) delete childEnv.DATABASE_URL;
-  if (!('DATA_DIR' in env)) delete childEnv.DATA_DIR;
+  if (!('DATA_DIR' in env)) {
+    childEnv.DATA_DIR = mkdtempSync(join(tmpdir(), 'polita-proc-'));
+    childEnv.SECRET_KEY ??= TEST_SECRET_KEY;
+  }
   const child = spawn(
     process.execPath,
     ['--disable-warning=ExperimentalWarning', '--import', 'tsx', 'src/cli/reconcile.ts'],
