@@ -148,10 +148,21 @@ export interface RefundsTable {
   settled_at: Timestamp | null;
 }
 
+export interface IdempotencyKeysTable {
+  partner_id: string;
+  key: string;
+  request_hash: string;
+  created_at: Timestamp;
+  completed_at: Timestamp | null;
+  response_status: number | null;
+  response_body: string | null;
+}
+
 export interface DB {
   settings: SettingsTable;
   partners: PartnersTable;
   partner_secrets: PartnerSecretsTable;
+  idempotency_keys: IdempotencyKeysTable;
   orders: OrdersTable;
   order_items: OrderItemsTable;
   order_events: OrderEventsTable;

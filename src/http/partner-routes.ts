@@ -6,6 +6,7 @@ import { getOrder } from '../app/get-order.ts';
 import { quote } from '../app/quote.ts';
 import { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import type { Services } from '../app/services.ts';
+import { installIdempotency } from './idempotency.ts';
 import { installPartnerAuth } from './partner-auth.ts';
 import { PRODUCT_MODULES } from '../products/registry.ts';
 import { compileJsonWriter } from './json-writer.ts';
@@ -19,6 +20,7 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
   });
   app.addHook('onClose', () => counter.close());
   installPartnerAuth(app, svc.partners, { counter, failuresPerMinute: svc.config.authFailuresPerMinute });
+  installIdempotency(app, svc);
   // Per partner, after authentication (the scope's preValidation hook runs before a route's).
   await app.register(rateLimit, {
     hook: 'preValidation',
@@ -71,12 +73,15 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
   );
   app.post(
     '/v1/create-order',
-    { schema: { ...doc('Create a draft order'), ...routes.createOrder } },
+    { schema: { ...doc('Create a draft order'), ...routes.createOrder }, config: { idempotent: true } },
     async (req) => createOrder(svc, req.partner, req.body as CreateOrderInput),
   );
   app.post(
     '/v1/confirm-order',
-    { schema: { ...doc('Record the customer payment of a draft'), ...routes.confirmOrder } },
+    {
+      schema: { ...doc('Record the customer payment of a draft'), ...routes.confirmOrder },
+      config: { idempotent: true },
+    },
     async (req) => {
       const body = req.body as { id: string; payment: PaymentInput };
       return confirmOrder(svc, req.partner, body.id, body.payment);

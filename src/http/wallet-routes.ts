@@ -42,7 +42,10 @@ export async function walletRoutes(app: FastifyInstance, svc: Services): Promise
   );
   app.post(
     '/v1/pay-order-from-balance',
-    { schema: { ...doc('Pay a draft order from the prepaid wallet'), ...walletSchemas.payOrderFromBalance } },
+    {
+      schema: { ...doc('Pay a draft order from the prepaid wallet'), ...walletSchemas.payOrderFromBalance },
+      config: { idempotent: true },
+    },
     async (req) => payFromWallet(svc, req.partner, (req.body as { id: string }).id),
   );
 }

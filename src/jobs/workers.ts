@@ -1,6 +1,7 @@
 import type { Job, JobResult, PgBoss } from 'pg-boss';
 import { deliverWebhook } from '../app/deliver-webhook.ts';
 import { expireDrafts } from '../app/expire-drafts.ts';
+import { forgetExpiredKeys } from '../app/idempotency.ts';
 import { issueOrder } from '../app/issue-order.ts';
 import type { Services } from '../app/services.ts';
 import { QUEUES } from './queue.ts';
@@ -54,6 +55,7 @@ export async function startWorkers(
   await boss.work('expire-drafts', { pollingIntervalSeconds: 10 }, async () => {
     const n = await expireDrafts(svc);
     if (n > 0) svc.log.info({ expired: n }, 'drafts expired');
+    await forgetExpiredKeys(svc);
   });
   await boss.schedule('expire-drafts', '* * * * *');
 }

@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { beginIdempotent, finishIdempotent, requestHash } from '../app/idempotency.ts';
+import type { Services } from '../app/services.ts';
+import { reasonBody, sendError } from './errors.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route honours an Idempotency-Key header (create-order, confirm-order, pay-order-from-balance). */
+    idempotent?: boolean;
+  }
+  interface FastifyRequest {
+    idempotencyKey?: string;
+  }
+}
+
+const HEADER = 'idempotency-key';
+const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
+const conflict = (message: string) => ({ statusCode: 409, error: 'Conflict', message });
+
+/**
+ * The Idempotency-Key header on the routes whose config says `idempotent`. Runs after the signature
+ * and the schema: a request refused by either stores nothing, as at Stripe. The answer is stored
+ * before it is sent, so a retry that follows a lost answer finds it.
+ */
+export function installIdempotency(app: FastifyInstance, svc: Services): void {
+  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!req.routeOptions.config.idempotent) return;
+    const key = req.headers[HEADER];
+    if (key === undefined) return;
+    if (typeof key !== 'string' || !VALID_KEY.test(key)) {
+      return sendError(reply, reasonBody(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters'));
+    }
+    const claim = await beginIdempotent(svc, {
+      partnerId: req.partner.id,
+      key,
+      requestHash: requestHash(req.routeOptions.url ?? req.url, req.rawBody ?? Buffer.alloc(0)),
+    });
+    switch (claim.state) {
+      case 'claimed':
+        req.idempotencyKey = key;
+        return;
+      case 'answered':
+        return reply
+          .code(claim.status)
+          .type('application/json; charset=utf-8')
+          .header('idempotent-replayed', 'true')
+          .send(claim.body);
+      case 'other-body':
+        return sendError(
+          reply,
+          conflict(
+            'This Idempotency-Key was used with a different request body; use a new key for a new request',
+          ),
+        );
+      case 'running':
+        return sendError(
+          reply,
+          conflict(
+            'A request with this Idempotency-Key is still being processed; retry after it has answered',
+          ),
+        );
+    }
+  });
+
+  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const key = req.idempotencyKey;
+    if (key === undefined) return payload;
+    req.idempotencyKey = undefined;
+    const body =
+      typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
+    await finishIdempotent(svc, { partnerId: req.partner.id, key, status: reply.statusCode, body });
+    return payload;
+  });
+}
