@@ -66,6 +66,7 @@ export async function createOrder(svc: Services, partner: PartnerRow, input: Cre
     payment_method: null,
     payment: null,
     completed_at: null,
+    failure_reason: null,
     updated_at: at,
   };
   // Ids are random; a collision with an existing order is retried with a fresh one.

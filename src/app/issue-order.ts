@@ -5,6 +5,7 @@ import { renderPolicyPdf } from '../documents/policy-pdf.ts';
 import { ProviderRejection } from '../providers/types.ts';
 import { productModule } from '../products/registry.ts';
 import { catalogueOf, productContext } from './product-context.ts';
+import { refundLockedOrder } from './refund-order.ts';
 import type { Services } from './services.ts';
 
 export type IssueOutcome = 'completed' | 'processing' | 'failed' | 'skipped';
@@ -86,15 +87,34 @@ export async function issueOrder(
     const rejected = err instanceof ProviderRejection;
     if (!rejected && !opts.finalAttempt) throw err; // a transient failure: the job is retried
     svc.log.warn({ orderId, err }, 'issuance failed');
-    await svc.db.transaction().execute((trx) =>
-      transition(trx, orderId, order.status, 'failed', {
+    const reason = rejected
+      ? (err as Error).message
+      : `issuance failed after retries: ${(err as Error).message}`;
+    // For the partner: what happened, in words, never an error's internals.
+    const failureReason = rejected
+      ? `The provider refused to issue the policy: ${(err as Error).message}.`
+      : 'The policy could not be issued: the provider did not answer after several attempts.';
+    await svc.db.transaction().execute(async (trx) => {
+      const failed = await transition(trx, orderId, order.status, 'failed', {
         actor: 'system',
-        reason: rejected
-          ? (err as Error).message
-          : `issuance failed after retries: ${(err as Error).message}`,
+        reason,
         at: new Date(now),
-      }),
-    );
+        set: { failure_reason: failureReason },
+      });
+      // A wallet-paid order's money goes back in the same transaction that records the failure.
+      if (failed && order.payment_method === 'wallet') {
+        await refundLockedOrder(
+          trx,
+          { ...order, status: 'failed' },
+          {
+            reason: 'issuance failed: refunded to the wallet',
+            actor: 'system',
+            at: new Date(now),
+            failureReason,
+          },
+        );
+      }
+    });
     return 'failed';
   }
 

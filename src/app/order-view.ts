@@ -12,6 +12,7 @@ export interface OrderView {
   price: number;
   currency: string;
   products?: Record<string, unknown>[];
+  failure_reason?: string;
 }
 
 export const fileUrl = (publicBaseUrl: string, token: string) => `${publicBaseUrl}/files/${token}.pdf`;
@@ -36,6 +37,9 @@ export function orderView(
   };
   if (opts.dates.start && order.start_date) view.start_date = order.start_date;
   if (opts.dates.end && order.end_date) view.end_date = order.end_date;
+  if ((status === 'failed' || status === 'refunded') && order.failure_reason) {
+    view.failure_reason = order.failure_reason;
+  }
   if (status === 'completed') {
     view.products = items.map((it) => ({
       ...(it.issued ?? { product: it.product }),

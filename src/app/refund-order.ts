@@ -4,6 +4,8 @@ import { findRefund, insertRefund } from '../db/repos/refunds.ts';
 import { bookEntry, lockWallet, orderLedger } from '../db/repos/wallets.ts';
 import { baniToMdl } from '../domain/money.ts';
 import { isoLocal } from '../domain/time.ts';
+import type { Transaction } from 'kysely';
+import type { DB, OrderRow } from '../db/schema.ts';
 import type { Services } from './services.ts';
 
 const REFUNDABLE = ['failed', 'completed'];
@@ -25,47 +27,66 @@ export async function refundOrder(svc: Services, id: string, input: { reason: st
       throw conflict(`Order is not refundable (status ${order.status}); only failed or completed orders are`);
     }
     if (await findRefund(trx, id)) throw conflict('Order is already refunded');
-    let ledgerEntryId: number | null = null;
-    if (order.payment_method === 'wallet') {
-      const paid = (await orderLedger(trx, id)).find((e) => e.kind === 'payment');
-      if (order.price > 0) {
-        // The payment entry says which sub-wallet paid and how much; without it there is nothing to return.
-        if (!paid) throw conflict(`Order ${id} is marked wallet-paid but has no ledger payment`);
-        const wallet = await lockWallet(trx, order.partner_id);
-        if (!wallet) throw conflict(`Partner ${order.partner_id} has no wallet to refund to`);
-        const booked = await bookEntry(trx, wallet, {
-          partnerId: order.partner_id,
-          wallet: paid.wallet,
-          amount: -paid.amount,
-          kind: 'refund',
-          orderId: id,
-          reference: null,
-          actor: input.actor,
-          at,
-        });
-        ledgerEntryId = booked!.entryId;
-      }
-    }
-    const method = order.payment_method === 'wallet' ? 'wallet' : 'customer';
-    await insertRefund(trx, {
-      order_id: id,
-      method,
-      amount: order.price,
-      status: method === 'wallet' ? 'settled' : 'to_settle',
-      reason: input.reason,
-      actor: input.actor,
-      ledger_entry_id: ledgerEntryId,
-      created_at: at,
-      settled_at: method === 'wallet' ? at : null,
-    });
-    const moved = await transition(trx, id, order.status, 'refunded', {
-      actor: input.actor,
-      reason: input.reason,
+    await refundLockedOrder(trx, order, {
+      ...input,
       at,
+      failureReason: order.failure_reason ?? `Refunded by the operator: ${input.reason}`,
     });
-    if (!moved) throw new Error(`order ${id} changed under its row lock`);
   });
   return refundView(svc, id);
+}
+
+/**
+ * The refund itself, on an order the caller has locked (failed or completed): a wallet payment goes
+ * back to the sub-wallet that paid, as a ledger entry; a customer payment is recorded for the
+ * operator to settle; the order moves to refunded. Also used by issuance, which refunds a failed
+ * wallet-paid order in the transaction that records the failure.
+ */
+export async function refundLockedOrder(
+  trx: Transaction<DB>,
+  order: OrderRow,
+  input: { reason: string; actor: string; at: Date; failureReason: string },
+): Promise<void> {
+  const { at } = input;
+  const id = order.id;
+  let ledgerEntryId: number | null = null;
+  if (order.payment_method === 'wallet' && order.price > 0) {
+    // The payment entry says which sub-wallet paid and how much; without it there is nothing to return.
+    const paid = (await orderLedger(trx, id)).find((e) => e.kind === 'payment');
+    if (!paid) throw conflict(`Order ${id} is marked wallet-paid but has no ledger payment`);
+    const wallet = await lockWallet(trx, order.partner_id);
+    if (!wallet) throw conflict(`Partner ${order.partner_id} has no wallet to refund to`);
+    const booked = await bookEntry(trx, wallet, {
+      partnerId: order.partner_id,
+      wallet: paid.wallet,
+      amount: -paid.amount,
+      kind: 'refund',
+      orderId: id,
+      reference: null,
+      actor: input.actor,
+      at,
+    });
+    ledgerEntryId = booked!.entryId;
+  }
+  const method = order.payment_method === 'wallet' ? 'wallet' : 'customer';
+  await insertRefund(trx, {
+    order_id: id,
+    method,
+    amount: order.price,
+    status: method === 'wallet' ? 'settled' : 'to_settle',
+    reason: input.reason,
+    actor: input.actor,
+    ledger_entry_id: ledgerEntryId,
+    created_at: at,
+    settled_at: method === 'wallet' ? at : null,
+  });
+  const moved = await transition(trx, id, order.status, 'refunded', {
+    actor: input.actor,
+    reason: input.reason,
+    at,
+    set: { failure_reason: input.failureReason },
+  });
+  if (!moved) throw new Error(`order ${id} changed under its row lock`);
 }
 
 /** The refund as the operator sees it (also part of GET /admin/orders/:id). */

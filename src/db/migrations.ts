@@ -246,4 +246,12 @@ create table idempotency_keys (
 create index idempotency_keys_created on idempotency_keys (created_at);
 `,
   },
+  {
+    version: 8,
+    name: 'failure reasons',
+    sql: `
+-- Why a failed or refunded order is so, in a sentence for a person (get-order shows it).
+alter table orders add column failure_reason text;
+`,
+  },
 ];

@@ -68,6 +68,8 @@ export interface OrdersTable {
   payment_method: 'customer' | 'wallet' | null;
   payment: Json<PaymentData> | null;
   completed_at: Timestamp | null;
+  /** A sentence for a person: why the order failed or was refunded. */
+  failure_reason: ColumnType<string | null, string | null | undefined, string | null>;
   updated_at: Timestamp;
 }
 

@@ -91,6 +91,9 @@ export const Order = Type.Object(
     price: Type.Number(),
     currency: Type.String(),
     products: Type.Optional(Type.Array(Type.Ref(IssuedProduct))),
+    failure_reason: Type.Optional(
+      Type.String({ description: 'Only on a failed or refunded order: why, in a sentence for a person' }),
+    ),
   },
   { $id: 'Order' },
 );

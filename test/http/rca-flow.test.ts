@@ -108,5 +108,13 @@ describe('RCA from quote to policy PDF', () => {
     ).toBe(200);
     const failed = await h.waitForStatus(id, 'failed');
     expect(failed.body.products).toBeUndefined();
+    // Why, for a person; a customer payment stays failed until the operator's refund.
+    expect(failed.body.failure_reason).toBe(
+      'The provider refused to issue the policy: the rca provider refused the vehicle (sandbox test vehicle).',
+    );
+    const refunded = await h.admin('POST', `/admin/orders/${id}/refund`, { reason: 'partner repaid' });
+    expect(refunded.status).toBe(200);
+    const after = await h.call('get-order', { id });
+    expect(after.body).toMatchObject({ status: 'refunded', failure_reason: failed.body.failure_reason });
   });
 });

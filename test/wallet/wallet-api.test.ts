@@ -362,15 +362,25 @@ describe('operator: refunds', () => {
     expect((await balance(h, p)).wallets.promo).toBe(offer.price);
   });
 
-  it('refunds a failed wallet order (issuance refused for vehicle 100000010)', async () => {
+  it('returns the money of a failed wallet order by itself, in the transaction that records the failure', async () => {
     const p = await partnerWith({ online: 5_000 });
-    const { id } = await rcaDraft(h, offer, p, { vehicle: '100000010' });
+    const { id, price } = await rcaDraft(h, offer, p, { vehicle: '100000010' });
     expect((await pay(id, p)).status).toBe(200);
-    await h.waitForStatus(id, 'failed', { creds: p });
-    expect((await h.admin('POST', `/admin/orders/${id}/refund`, { reason: 'issuance failed' })).status).toBe(
-      200,
+    const refunded = await h.waitForStatus(id, 'refunded', { creds: p });
+    expect(refunded.body.failure_reason).toBe(
+      'The provider refused to issue the policy: the rca provider refused the vehicle (sandbox test vehicle).',
     );
     expect((await balance(h, p)).wallets.online).toBe(5_000);
+    const detail = await h.admin<Detail>('GET', `/admin/orders/${id}`);
+    expect(detail.body.history.map((e) => e.to)).toEqual(['draft', 'paid', 'failed', 'refunded']);
+    expect(detail.body.ledger.map((e) => [e.kind, e.wallet, e.amount])).toEqual([
+      ['payment', 'online', -price],
+      ['refund', 'online', price],
+    ]);
+    expect(detail.body.refund).toMatchObject({ method: 'wallet', status: 'settled', actor: 'system' });
+    // Nothing is left for the operator to refund.
+    expect((await h.admin('POST', `/admin/orders/${id}/refund`, { reason: 'again' })).status).toBe(409);
+    expect((await h.call('get-order', { id }, p)).body.status).toBe('refunded');
   });
 
   it('records a customer-paid refund for the operator to settle, and refuses drafts and unknown orders', async () => {
