@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeader } from '../../src/signature.ts';
 import { payment, rcaItem, startHarness, type Harness } from '../support/harness.ts';
+import { readmeExamples } from '../support/readme.ts';
 
 /**
  * A seeded fuzz of every /v1 and /admin route (issue 12): valid requests taken apart and put back
@@ -22,18 +22,6 @@ function mulberry32(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-function readmeExamples(marker: string): unknown[] {
-  const block = readme.split('```jsonc').find((b) => b.trimStart().startsWith(`// ${marker}`));
-  if (!block) throw new Error(`README has no \`\`\`jsonc block starting with // ${marker}`);
-  return block
-    .split('```')[0]!
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as unknown);
 }
 
 type Rand = () => number;
@@ -186,9 +174,14 @@ describe(`a seeded fuzz of every /v1 and /admin route (seed ${SEED})`, () => {
           '%ED%A0%80',
         ]),
       ).replace('%2500', '%00');
-    const createSeeds = readmeExamples('create-order');
+    const createSeeds = readmeExamples('create-order').map((l) => JSON.parse(l) as unknown);
     const routes: Route[] = [
-      { method: 'POST', url: '/v1/get-offers', seeds: readmeExamples('get-offers'), partner: true },
+      {
+        method: 'POST',
+        url: '/v1/get-offers',
+        seeds: readmeExamples('get-offers').map((l) => JSON.parse(l) as unknown),
+        partner: true,
+      },
       { method: 'POST', url: '/v1/create-order', seeds: createSeeds, partner: true },
       {
         method: 'POST',

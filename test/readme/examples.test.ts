@@ -1,23 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { readmeExamples as examples } from '../support/readme.ts';
 
 /**
  * Every example request the README shows must work: each get-offers body answers 200 with offers,
  * and each create-order body answers 200 with a draft, on the day the README's dates are written for.
  */
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-
-function examples(marker: string): string[] {
-  const block = readme.split('```jsonc').find((b) => b.trimStart().startsWith(`// ${marker}`));
-  if (!block) throw new Error(`README has no \`\`\`jsonc block starting with // ${marker}`);
-  return block
-    .split('```')[0]!
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l.startsWith('{'));
-}
-
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();

@@ -6,6 +6,7 @@ import {
   partnerExists,
   retireOldSecrets as retireOldSecretsRepo,
   updatePartner,
+  type PartnerPatch,
 } from '../../db/repos/partners.ts';
 import { createWallet } from '../../db/repos/wallets.ts';
 import type { Services } from '../services.ts';
@@ -83,17 +84,7 @@ export async function getPartner(svc: Services, id: string) {
   };
 }
 
-export async function changePartner(
-  svc: Services,
-  id: string,
-  patch: {
-    name?: string;
-    webhook_url?: string | null;
-    disabled?: boolean;
-    margin_bp?: number;
-    rate_limit_per_minute?: number | null;
-  },
-) {
+export async function changePartner(svc: Services, id: string, patch: PartnerPatch) {
   if (patch.webhook_url) checkWebhookUrlSyntax(patch.webhook_url, svc.config.sandbox);
   const ok = await updatePartner(svc.db, id, patch, new Date(await svc.clock.now()));
   if (!ok) throw notFound('Partner not found');

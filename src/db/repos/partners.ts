@@ -178,18 +178,16 @@ export async function retireOldSecrets(trx: Transaction<DB>, partnerId: string, 
   return Number(res.numUpdatedRows);
 }
 
-export async function updatePartner(
-  db: Conn,
-  id: string,
-  patch: {
-    name?: string;
-    webhook_url?: string | null;
-    disabled?: boolean;
-    margin_bp?: number;
-    rate_limit_per_minute?: number | null;
-  },
-  at: Date,
-): Promise<boolean> {
+/** What the operator may change on a partner. */
+export interface PartnerPatch {
+  name?: string;
+  webhook_url?: string | null;
+  disabled?: boolean;
+  margin_bp?: number;
+  rate_limit_per_minute?: number | null;
+}
+
+export async function updatePartner(db: Conn, id: string, patch: PartnerPatch, at: Date): Promise<boolean> {
   const res = await db
     .updateTable('partners')
     .set({ ...patch, updated_at: at })
