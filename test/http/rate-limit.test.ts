@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SharedWindowCounter } from '../../src/app/rate-limit-store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startService, type Service } from '../../src/service.ts';
@@ -63,6 +63,11 @@ const newPartner = async (limit?: number | null): Promise<Creds> => {
   return res.json();
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Counts live in whole-minute windows: a test that ran across a minute's end would see them restart. */
+beforeEach(async () => {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 8_000) await sleep(left + 100);
+});
 
 describe('the per-partner rate limit', () => {
   it('answers 429 with Retry-After and the JSON error shape past the partner’s limit, across instances', async () => {
