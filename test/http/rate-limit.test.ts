@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SharedWindowCounter } from '../../src/app/rate-limit-store.ts';
@@ -73,11 +74,21 @@ describe('the per-partner rate limit', () => {
   it('answers 429 with Retry-After and the JSON error shape past the partner’s limit, across instances', async () => {
     const p = await newPartner(6);
     // Each instance adds its counts to the shared row a quarter of a second after counting, and
-    // reads back what every instance added: after that, each judges on the total.
+    // reads back what every instance added: after that, each judges on the total. The test waits
+    // for the shared row (a loaded machine can delay a flush) and a moment for the read-back.
+    const shared = async (n: number) => {
+      for (let i = 0; i < 100; i++) {
+        const { rows } = await sql<{ count: number }>`
+          select count from rate_limit_counters where key = ${`partner:${p.id}`}`.execute(a.svc.db);
+        if (rows[0]?.count === n) return sleep(100);
+        await sleep(50);
+      }
+      throw new Error(`the shared count never reached ${n}`);
+    };
     for (let i = 0; i < 3; i++) expect((await call(a, p)).statusCode).toBe(200);
-    await sleep(600);
+    await shared(3);
     expect((await call(b, p)).statusCode).toBe(200);
-    await sleep(600);
+    await shared(4);
     for (let i = 0; i < 2; i++) expect((await call(b, p)).statusCode).toBe(200);
     const refused = await call(b, p);
     expect(refused.statusCode).toBe(429);
@@ -89,9 +100,9 @@ describe('the per-partner rate limit', () => {
       error: expect.stringMatching(/^Rate limit exceeded: 6 requests a minute; retry after \d+ s$/),
       message: expect.stringMatching(/^Rate limit exceeded: 6 requests a minute; retry after \d+ s$/),
     });
-    await sleep(600);
-    expect((await call(a, p)).statusCode).toBe(200); // a's own view: 3 counted, 0 new
-    await sleep(600);
+    await shared(7);
+    expect((await call(a, p)).statusCode).toBe(200); // a's own view: 3 counted, 1 new
+    await shared(8);
     expect((await call(a, p)).statusCode).toBe(429); // its flush read back every instance's count
     // Another partner is not touched.
     const other = await newPartner();
