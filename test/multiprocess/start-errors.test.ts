@@ -48,6 +48,18 @@ describe('npm start refuses, changing nothing', () => {
     expect(snapshot(dir)).toEqual(before);
   }, 60_000);
 
+  it('a cluster made by another PostgreSQL major version', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'pg'));
+    writeFileSync(join(dir, 'pg', 'PG_VERSION'), '14\n');
+    const before = snapshot(dir);
+    const r = await spawnExpectingFailure({ DATA_DIR: dir });
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain(`was made by PostgreSQL 14, and the installed binaries are PostgreSQL 15`);
+    expect(r.output).toContain('pg_dump');
+    expect(snapshot(dir)).toEqual(before);
+  }, 60_000);
+
   it('a DATA_DIR that cannot be written (a path through a file)', async () => {
     const parent = tempDir();
     writeFileSync(join(parent, 'file'), 'not a directory');
