@@ -10,6 +10,17 @@ import { signatureHeader } from '../../src/signature.ts';
 import { testDatabaseUrl } from '../support/database.ts';
 import { TEST_SECRET_KEY } from '../support/harness.ts';
 
+/** DATA_DIRs made for children on a shared database (key and admin token only): removed after the file. */
+const scratch: string[] = [];
+afterAll(() => {
+  for (const d of scratch.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function scratchDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'polita-proc-'));
+  scratch.push(d);
+  return d;
+}
+
 /** The repository root: every child runs `src/main.ts` from there, as `npm start` does. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -98,7 +109,7 @@ function startChild(port: number, env: Record<string, string | undefined>, ownGr
   if (childEnv.DATABASE_URL && !childEnv.DATA_DIR) {
     // On a shared database the sandbox still keeps its key and admin token in a DATA_DIR: a fresh
     // one per child (not the repository's ./data), and one key for every child on the database.
-    childEnv.DATA_DIR = mkdtempSync(join(tmpdir(), 'polita-proc-'));
+    childEnv.DATA_DIR = scratchDir();
     childEnv.SECRET_KEY ??= TEST_SECRET_KEY;
   }
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
@@ -302,7 +313,7 @@ export function runReconcile(
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   if (!('DATABASE_URL' in env)) delete childEnv.DATABASE_URL;
   if (!('DATA_DIR' in env)) {
-    childEnv.DATA_DIR = mkdtempSync(join(tmpdir(), 'polita-proc-'));
+    childEnv.DATA_DIR = scratchDir();
     childEnv.SECRET_KEY ??= TEST_SECRET_KEY;
   }
   const child = spawn(
