@@ -1,0 +1,211 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import {
+  errorFromAnswer,
+  PolitaConflictError,
+  PolitaConnectionError,
+  PolitaRateLimitError,
+  PolitaServerError,
+  PolitaTimeoutError,
+  WaitForOrderTimeoutError,
+} from './errors.js';
+import type {
+  Balance,
+  ConfirmOrderRequest,
+  CreateOrderRequest,
+  GetOrderRequest,
+  Order,
+  PayOrderFromBalanceRequest,
+  Product,
+  QuoteRequests,
+  QuoteResponses,
+} from './types.js';
+
+export interface PolitaOptions {
+  /** The service's address, for example `https://api.polita.md` (without `/v1`). */
+  baseUrl: string;
+  partnerId: string;
+  /** The partner secret: it signs every request and never leaves this process. */
+  secret: string;
+  /** Per attempt, until the whole answer has arrived. Default 30 000. */
+  timeoutMs?: number;
+  /** Retries after the first attempt (network errors, 429, 5xx without `[API]`). Default 2. */
+  maxRetries?: number;
+  /** First backoff delay; each retry doubles it, with jitter. Default 500. */
+  retryDelayMs?: number;
+}
+
+/** The options of create-order, confirm-order and pay-order-from-balance. */
+export interface WriteOptions {
+  /**
+   * Sent as `Idempotency-Key` (1 to 255 visible ASCII characters). One is generated when absent;
+   * every retry of the call sends the same key. Pass your own to make a retry after a crash safe.
+   */
+  idempotencyKey?: string;
+}
+
+export interface WaitForOrderOptions {
+  /** Give up after this long (WaitForOrderTimeoutError). */
+  timeoutMs: number;
+  /** Between two reads. Default 1000. */
+  intervalMs?: number;
+}
+
+/** Statuses an order never leaves by itself (a `failed` one may still be refunded by the operator). */
+export const TERMINAL_STATUSES: readonly string[] = ['completed', 'failed', 'refunded', 'expired'];
+
+const MAX_DELAY_MS = 30_000;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The Polita partner API. Every method POSTs a signed JSON body to `/v1/<endpoint>` and answers the
+ * response body, or throws a PolitaError subclass (or PolitaConnectionError when no answer came).
+ */
+export class Polita {
+  readonly #base: string;
+  readonly #partnerId: string;
+  readonly #secret: string;
+  readonly #timeoutMs: number;
+  readonly #maxRetries: number;
+  readonly #retryDelayMs: number;
+
+  constructor(options: PolitaOptions) {
+    if (!options?.baseUrl || !options.partnerId || !options.secret) {
+      throw new TypeError('Polita needs baseUrl, partnerId and secret');
+    }
+    this.#base = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+    this.#partnerId = options.partnerId;
+    this.#secret = options.secret;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#maxRetries = Math.max(0, options.maxRetries ?? 2);
+    this.#retryDelayMs = options.retryDelayMs ?? 500;
+  }
+
+  /** Prices of one product. The request's `product` picks the request and response types. */
+  getOffers<P extends Product>(request: QuoteRequests[P] & { product: P }): Promise<QuoteResponses[P]> {
+    return this.#call('get-offers', request);
+  }
+
+  /** A draft order of 1 to 10 products, priced from the current tariff. */
+  createOrder(request: CreateOrderRequest, options: WriteOptions = {}): Promise<Order> {
+    return this.#call('create-order', request, options.idempotencyKey ?? randomUUID());
+  }
+
+  /** Records the customer's payment of a draft order (`paid`); issuance follows. */
+  confirmOrder(request: ConfirmOrderRequest, options: WriteOptions = {}): Promise<Order> {
+    return this.#call('confirm-order', request, options.idempotencyKey ?? randomUUID());
+  }
+
+  /** Pays a draft order from the partner's prepaid wallet (`paid`); issuance follows. */
+  payOrderFromBalance(request: PayOrderFromBalanceRequest, options: WriteOptions = {}): Promise<Order> {
+    return this.#call('pay-order-from-balance', request, options.idempotencyKey ?? randomUUID());
+  }
+
+  getOrder(request: GetOrderRequest): Promise<Order> {
+    return this.#call('get-order', request);
+  }
+
+  getBalance(): Promise<Balance> {
+    return this.#call('get-balance', {});
+  }
+
+  /**
+   * Reads the order every `intervalMs` until its status is terminal (completed, failed, refunded,
+   * expired) and answers it; after `timeoutMs` throws WaitForOrderTimeoutError. An error of
+   * get-order (after its retries) ends the wait with that error.
+   */
+  async waitForOrder(id: string, options: WaitForOrderOptions): Promise<Order> {
+    const { timeoutMs, intervalMs = 1000 } = options;
+    const deadline = Date.now() + timeoutMs;
+    let last: string | undefined;
+    for (;;) {
+      const order = await this.getOrder({ id });
+      last = order.status;
+      if (TERMINAL_STATUSES.includes(order.status)) return order;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new WaitForOrderTimeoutError(id, timeoutMs, last);
+      await sleep(Math.min(intervalMs, left));
+    }
+  }
+
+  /**
+   * One call: the body serialised once, those bytes signed and sent on every attempt (with the same
+   * Idempotency-Key for a write), retried on what a retry can cure.
+   */
+  async #call<T>(endpoint: string, body: unknown, idempotencyKey?: string): Promise<T> {
+    const bytes = new TextEncoder().encode(JSON.stringify(body));
+    const signature = createHmac('sha512', this.#secret).update(bytes).digest('hex');
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'x-hmac-signature': `${this.#partnerId}:${signature}`,
+    };
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    const url = `${this.#base}/v1/${endpoint}`;
+
+    for (let attempt = 0; ; attempt++) {
+      let failure: Error;
+      try {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers,
+          body: bytes,
+          signal: AbortSignal.timeout(this.#timeoutMs),
+          redirect: 'error',
+        });
+        const text = await res.text();
+        if (res.ok) {
+          try {
+            return JSON.parse(text) as T;
+          } catch (cause) {
+            throw new PolitaConnectionError(
+              `${endpoint} answered ${res.status} with a body that is not JSON`,
+              {
+                cause,
+              },
+            );
+          }
+        }
+        failure = errorFromAnswer(res.status, res.statusText, res.headers, text);
+      } catch (err) {
+        failure = this.#connectionError(endpoint, err);
+      }
+      const wait = attempt < this.#maxRetries ? this.#retryDelay(failure, attempt) : undefined;
+      if (wait === undefined) throw failure;
+      await sleep(wait);
+    }
+  }
+
+  #connectionError(endpoint: string, err: unknown): PolitaConnectionError {
+    if (err instanceof PolitaConnectionError) return err;
+    const name = (err as { name?: string })?.name;
+    if (name === 'TimeoutError' || name === 'AbortError') {
+      return new PolitaTimeoutError(`${endpoint}: no answer within ${this.#timeoutMs} ms`, { cause: err });
+    }
+    const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+    const why = cause?.code ?? cause?.message ?? (err as Error)?.message ?? String(err);
+    return new PolitaConnectionError(`${endpoint}: cannot reach ${this.#base} (${why})`, { cause: err });
+  }
+
+  /** Milliseconds to wait before the next attempt, or undefined when this failure is final. */
+  #retryDelay(failure: Error, attempt: number): number | undefined {
+    if (failure instanceof PolitaRateLimitError) {
+      if (failure.retryAfter === undefined) return this.#backoff(attempt);
+      // Beyond the backoff ceiling a retry would only hold the caller: hand the 429 back instead.
+      return failure.retryAfter * 1000 > MAX_DELAY_MS
+        ? undefined
+        : failure.retryAfter * 1000 + Math.random() * 100;
+    }
+    const retryable =
+      failure instanceof PolitaConnectionError ||
+      failure instanceof PolitaServerError ||
+      // Our own earlier attempt (timed out here) is still running there: its answer will be replayed.
+      (failure instanceof PolitaConflictError && /still being processed/i.test(failure.message));
+    return retryable ? this.#backoff(attempt) : undefined;
+  }
+
+  /** Exponential backoff with jitter: half the doubled delay fixed, half random. */
+  #backoff(attempt: number): number {
+    const full = Math.min(MAX_DELAY_MS, this.#retryDelayMs * 2 ** attempt);
+    return full / 2 + (Math.random() * full) / 2;
+  }
+}
