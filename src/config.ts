@@ -17,6 +17,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Failed authentications a minute from one client address before 429. */
   authFailuresPerMinute: number;
+  /** Seconds before each retry of a webhook event (WEBHOOK_RETRY_SCHEDULE, comma-separated). */
+  webhookRetrySchedule: number[];
   /** False: this instance serves HTTP and enqueues jobs, and worker instances on the same database run them. */
   workers: boolean;
   /** Reads /metrics (besides the admin token). */
@@ -99,12 +101,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxAsyncIssueMs: int('SANDBOX_ASYNC_ISSUE_MS', 20_000, 0, 3_600_000),
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 1_000_000),
     authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
+    webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     workers: bool('WORKERS', true),
     maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),
     metricsToken,
     pgPreparedStatements: bool('PG_PREPARED_STATEMENTS', true),
     logLevel: logLevel as Config['logLevel'],
   };
+}
+
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [10, 60, 300, 1800, 7200, 21600, 43200, 86400];
+
+/** WEBHOOK_RETRY_SCHEDULE: whole seconds, comma-separated, each 1 to 604800 (a week); at most 20. */
+function retrySchedule(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_WEBHOOK_RETRY_SCHEDULE;
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.length > 20 || parts.some((p) => !/^\d+$/.test(p) || Number(p) < 1 || Number(p) > 604_800)) {
+    throw new ConfigError(
+      `WEBHOOK_RETRY_SCHEDULE must be up to 20 comma-separated whole numbers of seconds from 1 to 604800 (e.g. 10,60,300), got "${raw}"`,
+    );
+  }
+  return parts.map(Number);
 }
 
 /** A 32-byte key given as 64 hex characters (SECRET_KEY, SECRET_KEY_PREVIOUS), lowercased. */

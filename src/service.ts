@@ -67,6 +67,7 @@ export function createServices(
       sandboxAsyncIssueMs: config.sandboxAsyncIssueMs,
       rateLimitPerMinute: config.rateLimitPerMinute,
       authFailuresPerMinute: config.authFailuresPerMinute,
+      webhookRetrySchedule: config.webhookRetrySchedule,
     },
     randomBytes: (n) => randomBytes(n),
     resolve: opts.resolve ?? ((host) => lookup(host, { all: true })),
@@ -132,7 +133,7 @@ export async function startService(
           deferred: q.deferredCount,
         })),
     });
-    if (opts.workers ?? config.workers) await startWorkers(boss, svc);
+    const workers = (opts.workers ?? config.workers) ? await startWorkers(boss, svc) : undefined;
     let stopping: Promise<void> | undefined;
     return {
       app,
@@ -145,6 +146,7 @@ export async function startService(
       stop: () =>
         (stopping ??= (async () => {
           await app.close();
+          await workers?.stop();
           await boss.stop({ graceful: true, timeout: 15_000, close: true });
           if (!opts.database) await database.close();
         })()),

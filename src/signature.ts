@@ -34,3 +34,11 @@ export function verify(secrets: readonly string[], body: Uint8Array, signature: 
   }
   return ok;
 }
+
+/**
+ * The webhook signature beside the spec's: `t=<timestamp>,v1=<hex HMAC-SHA512(secret, "<t>.<body>")>`,
+ * one v1 per valid secret, newest first, so a receiver can refuse a replayed (old) delivery.
+ */
+export function webhookSignature(secrets: readonly string[], timestamp: number, body: string): string {
+  return [`t=${timestamp}`, ...secrets.map((s) => `v1=${sign(s, `${timestamp}.${body}`)}`)].join(',');
+}

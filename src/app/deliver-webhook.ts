@@ -1,76 +1,228 @@
 import type { LookupFunction } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { findOrder } from '../db/repos/orders.ts';
 import { findPartner } from '../db/repos/partners.ts';
-import { recordAttempt } from '../db/repos/webhooks.ts';
-import { signatureHeader } from '../signature.ts';
+import {
+  ensureOperatorEvent,
+  findEvent,
+  findOrderEvent,
+  markDelivered,
+  recordAttempt,
+  recordOutcome,
+} from '../db/repos/webhooks.ts';
+import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
+import { signatureHeader, webhookSignature } from '../signature.ts';
 import type { Services } from './services.ts';
+import { emitOrderEvent, enqueueDelivery, newEventId, releaseNext } from './webhook-events.ts';
 import { checkedAddresses, urlHost, type ResolvedAddress } from './webhook-url.ts';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
+/** The operator's test event: a well-formed order id that no order has, and a status no order has. */
+export const TEST_EVENT_BODY = '{"orderId":"TST000000TST","status":"test"}';
+
 export interface DeliveryResult {
+  eventId: string;
+  url: string | null;
+  delivered: boolean;
   httpStatus: number | null;
   error: string | null;
+  latencyMs: number;
+}
+
+interface Target {
+  id: string;
+  webhook_url: string | null;
+  /** Active secrets, newest first. */
+  secrets: string[];
 }
 
 /**
- * One attempt to tell the partner an order completed: `{"orderId":…,"status":"completed"}`
- * signed with the partner's newest secret, 10 s timeout, no automatic retry (spec). Every attempt
- * is recorded for the operator, who can send it again.
+ * One attempt to deliver an event's exact `body` to the partner's webhook URL: 10 s timeout, a 2xx
+ * answer delivers it. Signed twice: the spec's `X-Hmac-Signature` over the body with the newest
+ * secret, and `X-Polita-Signature: t=<unix seconds>,v1=<hex HMAC-SHA512 of "<t>.<body>">` with one
+ * v1 per valid secret (newest first), beside `X-Polita-Event-Id` and `X-Polita-Timestamp`.
  *
  * The host is resolved once (svc.resolve), every address is checked against the webhook address
  * rule (webhook-url.ts), and the connection is made only to those checked addresses: a name that
  * resolves differently a moment later (DNS rebinding) cannot redirect it. Redirects are not followed.
  */
-export async function deliverWebhook(
+export async function attemptDelivery(
   svc: Services,
-  orderId: string,
-  trigger: 'completion' | 'operator',
+  partner: Target | undefined,
+  eventId: string,
+  body: string,
 ): Promise<DeliveryResult> {
-  const order = await findOrder(svc.db, orderId);
-  if (!order || order.status !== 'completed') return { httpStatus: null, error: `order is not completed` };
-  const partner = await findPartner(svc.db, order.partner_id);
   const url = partner?.webhook_url ?? null;
   const started = performance.now();
-  let result: DeliveryResult;
-  if (!partner || !url) {
-    result = { httpStatus: null, error: 'no webhook URL registered' };
-  } else {
-    const body = JSON.stringify({ orderId, status: 'completed' });
-    const signal = AbortSignal.timeout(WEBHOOK_TIMEOUT_MS);
-    try {
-      const target = new URL(url);
-      const addresses = await untilAborted(
-        checkedAddresses(urlHost(target), svc.config.sandbox, svc.resolve),
-        signal,
-      );
-      const status = await post(
-        target,
-        addresses,
-        body,
-        {
-          'content-type': 'application/json',
-          'x-hmac-signature': signatureHeader(partner.id, partner.secrets[0]!, body),
-        },
-        signal,
-      );
-      result = { httpStatus: status, error: status === 200 ? null : `expected 200, got ${status}` };
-    } catch (err) {
-      result = { httpStatus: null, error: signal.aborted ? 'timed out after 10 s' : errorText(err) };
-    }
-  }
-  await recordAttempt(svc.db, {
-    orderId,
+  const done = (httpStatus: number | null, error: string | null): DeliveryResult => ({
+    eventId,
     url,
-    trigger,
-    at: new Date(await svc.clock.now()),
-    httpStatus: result.httpStatus,
-    error: result.error,
+    delivered: error === null,
+    httpStatus,
+    error,
     latencyMs: Math.round(performance.now() - started),
   });
+  if (!partner || !url) return done(null, 'no webhook URL registered');
+  if (partner.secrets.length === 0) return done(null, 'the partner has no active secret to sign with');
+  // Unix seconds of this attempt, by the real clock: receivers compare it with theirs.
+  const timestamp = Math.floor(Date.now() / 1000);
+  const signal = AbortSignal.timeout(WEBHOOK_TIMEOUT_MS);
+  try {
+    const target = new URL(url);
+    const addresses = await untilAborted(
+      checkedAddresses(urlHost(target), svc.config.sandbox, svc.resolve),
+      signal,
+    );
+    const status = await post(
+      target,
+      addresses,
+      body,
+      {
+        'content-type': 'application/json',
+        'user-agent': 'Polita-Webhooks/1',
+        'x-hmac-signature': signatureHeader(partner.id, partner.secrets[0]!, body),
+        'x-polita-event-id': eventId,
+        'x-polita-timestamp': String(timestamp),
+        'x-polita-signature': webhookSignature(partner.secrets, timestamp, body),
+      },
+      signal,
+    );
+    return done(status, status >= 200 && status < 300 ? null : `expected 2xx, got ${status}`);
+  } catch (err) {
+    return done(null, signal.aborted ? 'timed out after 10 s' : errorText(err));
+  }
+}
+
+/**
+ * An automatic attempt of a pending event (the deliver-webhook job). A 2xx settles it; otherwise
+ * the next attempt is enqueued after the next delay of the retry schedule, and after the last the
+ * event is failed (the operator can re-send it). A settled event lets the next of its order go.
+ * A job for an event that is no longer pending (an operator's re-send delivered it) does nothing.
+ */
+export async function deliverEvent(svc: Services, eventId: string): Promise<DeliveryResult | undefined> {
+  const event = await findEvent(svc.db, eventId);
+  if (!event || event.state !== 'pending') return undefined;
+  const partner = await findPartner(svc.db, event.partner_id);
+  const result = await attemptDelivery(svc, partner, event.id, event.body);
+  const attempt = event.attempts + 1;
+  const schedule = svc.config.webhookRetrySchedule;
+  const delay = result.delivered ? undefined : schedule[attempt - 1];
+  const state = result.delivered ? 'delivered' : delay === undefined ? 'failed' : 'pending';
+  const at = new Date(await svc.clock.now());
+  await svc.db.transaction().execute(async (trx) => {
+    await recordAttempt(trx, attemptRow(event.order_id, result, at, 'automatic', attempt));
+    const updated = await recordOutcome(trx, event.id, {
+      attempts: attempt,
+      state,
+      // Jobs wait by the real clock, whatever the sandbox clock says.
+      nextAt: delay === undefined ? null : new Date(Date.now() + delay * 1000),
+      at,
+    });
+    if (!updated) return;
+    const order = { id: event.order_id, partner_id: event.partner_id };
+    if (state === 'pending') await enqueueDelivery(svc, trx, event.id, event.partner_id, delay!);
+    else await releaseNext(svc, trx, order);
+  });
+  if (state === 'failed') {
+    svc.log.warn(
+      { eventId, orderId: event.order_id, attempts: attempt },
+      'webhook event failed after retries',
+    );
+  }
   return result;
+}
+
+/**
+ * The operator's re-send: one attempt now of the order's event for its current status (completed,
+ * failed, refunded or expired), with the event's id, whatever state the event is in; delivered, it
+ * settles the event. An order whose partner had no URL when it changed gets its event made now.
+ */
+export async function resendOrderEvent(svc: Services, orderId: string): Promise<DeliveryResult> {
+  const order = await findOrder(svc.db, orderId);
+  if (!order) throw notFound('Order not found');
+  const status = order.status;
+  if (!isEventStatus(status)) {
+    throw badRequest(
+      `Order is ${status}: only a completed, failed, refunded or expired order has an event to re-send`,
+    );
+  }
+  const partner = await findPartner(svc.db, order.partner_id);
+  if (!partner) throw notFound('Partner not found');
+  if (!partner.webhook_events.includes(status)) {
+    throw badRequest(`Partner ${partner.id} does not receive ${status} events (webhook_events)`);
+  }
+  const at = new Date(await svc.clock.now());
+  const event =
+    (await findOrderEvent(svc.db, orderId, status)) ??
+    (await ensureOperatorEvent(svc.db, {
+      id: newEventId(svc),
+      orderId,
+      partnerId: partner.id,
+      status,
+      at,
+    }));
+  const result = await attemptDelivery(svc, partner, event.id, event.body);
+  await svc.db.transaction().execute(async (trx) => {
+    await recordAttempt(trx, attemptRow(orderId, result, at, 'operator', null));
+    if (result.delivered && (await markDelivered(trx, event.id, at)) && event.state === 'pending') {
+      await releaseNext(svc, trx, order);
+    }
+  });
+  return result;
+}
+
+/**
+ * A deliver-webhook job enqueued before events existed ({orderId}, one attempt): its completion
+ * becomes an event now, delivered and retried like any other, so an upgrade loses no webhook.
+ */
+export async function emitLegacyCompletion(svc: Services, orderId: string | undefined): Promise<void> {
+  const order = orderId ? await findOrder(svc.db, orderId) : undefined;
+  if (!order || order.status !== 'completed') return;
+  const at = new Date(await svc.clock.now());
+  await svc.db.transaction().execute((trx) => emitOrderEvent(svc, trx, order, 'completed', at));
+}
+
+/** The operator's test event to a partner's webhook URL, before any order: one attempt, not recorded. */
+export async function sendTestEvent(svc: Services, partnerId: string): Promise<DeliveryResult> {
+  const partner = await findPartner(svc.db, partnerId);
+  if (!partner) throw notFound('Partner not found');
+  if (!partner.webhook_url) {
+    throw conflict(
+      `Partner ${partnerId} has no webhook URL: set one with PATCH /admin/partners/${partnerId}`,
+    );
+  }
+  const result = await attemptDelivery(svc, partner, newEventId(svc), TEST_EVENT_BODY);
+  svc.log.info(
+    { partnerId, eventId: result.eventId, httpStatus: result.httpStatus, error: result.error },
+    'webhook test event sent',
+  );
+  return result;
+}
+
+const isEventStatus = (s: string): s is WebhookEventStatus =>
+  (WEBHOOK_EVENT_STATUSES as readonly string[]).includes(s);
+
+function attemptRow(
+  orderId: string,
+  r: DeliveryResult,
+  at: Date,
+  trigger: 'automatic' | 'operator',
+  attempt: number | null,
+) {
+  return {
+    orderId,
+    eventId: r.eventId,
+    attempt,
+    url: r.url,
+    trigger,
+    at,
+    httpStatus: r.httpStatus,
+    error: r.error,
+    latencyMs: r.latencyMs,
+  };
 }
 
 /**

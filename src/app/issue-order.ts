@@ -7,12 +7,13 @@ import { productModule } from '../products/registry.ts';
 import { catalogueOf, productContext } from './product-context.ts';
 import { refundLockedOrder } from './refund-order.ts';
 import type { Services } from './services.ts';
+import { emitOrderEvent } from './webhook-events.ts';
 
 export type IssueOutcome = 'completed' | 'processing' | 'failed' | 'skipped';
 
 /**
  * Issues a paid order in the background: each product bought from its provider, its policy PDF
- * rendered and stored, then the order completed and its webhook enqueued in one transaction.
+ * rendered and stored, then the order completed and its webhook event recorded in one transaction.
  * Safe to run again after a crash: issued products are kept, and each step is guarded by the
  * order's status. Products issued asynchronously first pass through a visible `processing`.
  */
@@ -101,9 +102,12 @@ export async function issueOrder(
         at: new Date(now),
         set: { failure_reason: failureReason },
       });
+      if (!failed) return;
+      await emitOrderEvent(svc, trx, order, 'failed', new Date(now));
       // A wallet-paid order's money goes back in the same transaction that records the failure.
-      if (failed && order.payment_method === 'wallet') {
+      if (order.payment_method === 'wallet') {
         await refundLockedOrder(
+          svc,
           trx,
           { ...order, status: 'failed' },
           {
@@ -127,13 +131,7 @@ export async function issueOrder(
       at,
       set: { completed_at: at },
     });
-    if (done)
-      await svc.jobs.enqueue(
-        trx,
-        'deliver-webhook',
-        { orderId, trigger: 'completion' },
-        { singletonKey: `webhook:${orderId}` },
-      );
+    if (done) await emitOrderEvent(svc, trx, order, 'completed', at);
   });
   return 'completed';
 }

@@ -7,6 +7,7 @@ import { isoLocal } from '../domain/time.ts';
 import type { Transaction } from 'kysely';
 import type { DB, OrderRow } from '../db/schema.ts';
 import type { Services } from './services.ts';
+import { emitOrderEvent } from './webhook-events.ts';
 
 const REFUNDABLE = ['failed', 'completed'];
 
@@ -27,7 +28,7 @@ export async function refundOrder(svc: Services, id: string, input: { reason: st
       throw conflict(`Order is not refundable (status ${order.status}); only failed or completed orders are`);
     }
     if (await findRefund(trx, id)) throw conflict('Order is already refunded');
-    await refundLockedOrder(trx, order, {
+    await refundLockedOrder(svc, trx, order, {
       ...input,
       at,
       failureReason: order.failure_reason ?? `Refunded by the operator: ${input.reason}`,
@@ -43,6 +44,7 @@ export async function refundOrder(svc: Services, id: string, input: { reason: st
  * wallet-paid order in the transaction that records the failure.
  */
 export async function refundLockedOrder(
+  svc: Pick<Services, 'jobs' | 'randomBytes'>,
   trx: Transaction<DB>,
   order: OrderRow,
   input: { reason: string; actor: string; at: Date; failureReason: string },
@@ -87,6 +89,7 @@ export async function refundLockedOrder(
     set: { failure_reason: input.failureReason },
   });
   if (!moved) throw new Error(`order ${id} changed under its row lock`);
+  await emitOrderEvent(svc, trx, order, 'refunded', at);
 }
 
 /** The refund as the operator sees it (also part of GET /admin/orders/:id). */

@@ -15,7 +15,12 @@ export interface JobQueue {
     trx: Transaction<DB>,
     name: JobName,
     data: Record<string, unknown>,
-    opts?: { startAfterSeconds?: number; singletonKey?: string },
+    opts?: {
+      startAfterSeconds?: number;
+      singletonKey?: string;
+      /** Jobs of one group (a partner's webhook deliveries) are limited in how many run at once. */
+      group?: string;
+    },
   ): Promise<void>;
 }
 
@@ -36,6 +41,8 @@ export interface Services {
     rateLimitPerMinute: number;
     /** Failed authentications a minute from one client address before 429. */
     authFailuresPerMinute: number;
+    /** Seconds before each retry of a webhook event that was not answered 2xx (WEBHOOK_RETRY_SCHEDULE). */
+    webhookRetrySchedule: readonly number[];
   };
   /** Randomness comes in here so that nothing else reaches for it. */
   randomBytes(n: number): Uint8Array;

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { creditWallet } from '../app/admin/credit-wallet.ts';
-import { listOrdersForOperator, orderDetail, resendWebhook } from '../app/admin/orders.ts';
+import { listOrdersForOperator, orderDetail } from '../app/admin/orders.ts';
+import { resendOrderEvent, sendTestEvent } from '../app/deliver-webhook.ts';
 import {
   changePartner,
   createPartner,
@@ -18,6 +19,7 @@ import { mdlToBani } from '../domain/money.ts';
 import { refundOrder } from '../app/refund-order.ts';
 import { changeSettings, readSettings } from '../app/admin/settings.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
+import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
 import { isoLocal } from '../domain/time.ts';
 import { jobQueue, startBoss } from '../jobs/queue.ts';
 import { createLogger } from '../log.ts';
@@ -32,20 +34,25 @@ import { createServices } from '../service.ts';
  */
 const USAGE = `usage: npm run admin -- <command>
 
-  partners create --name <name> [--webhook-url <url>] [--no-wallet] [--margin-bp <n>]
+  partners create --name <name> [--webhook-url <url>] [--webhook-events <list>] [--no-wallet] [--margin-bp <n>]
   partners show <partner id>
-  partners update <partner id> [--name <name>] [--webhook-url <url>|none] [--disabled true|false] [--margin-bp <n>]
+  partners update <partner id> [--name <name>] [--webhook-url <url>|none] [--webhook-events <list>]
+                  [--disabled true|false] [--margin-bp <n>]
+  partners webhook-test <partner id>   a signed test event to the partner's webhook URL, now
   partners rotate-secret <partner id>
   partners retire-old-secrets <partner id>
   credit <partner id> <online|promo|insurance> <amount MDL> <reference>
   orders list [--partner <id>] [--status <status>] [--limit <n>] [--cursor <cursor>]
   orders show <order id>
-  resend-webhook <order id>
+  resend-webhook <order id>   the order's event for its status (completed, failed, refunded, expired)
   refund <order id> --reason <text>
   settings show | settings set --balance-spending-enabled true|false
   statement <partner id> --from yyyy-mm-dd --to yyyy-mm-dd [--csv]
   clock show | clock set <ISO-8601 with offset> | clock reset   (sandbox only)
-  secrets re-encrypt   every stored partner secret under SECRET_KEY (after a key rotation)`;
+  secrets re-encrypt   every stored partner secret under SECRET_KEY (after a key rotation)
+
+  --webhook-events: comma-separated statuses whose events the webhook receives, always with
+  completed: completed[,failed][,refunded][,expired]`;
 
 class UsageError extends Error {}
 
@@ -56,6 +63,7 @@ const { values: opt, positionals: args } = parseArgs({
   options: {
     name: { type: 'string' },
     'webhook-url': { type: 'string' },
+    'webhook-events': { type: 'string' },
     'no-wallet': { type: 'boolean' },
     'margin-bp': { type: 'string' },
     disabled: { type: 'string' },
@@ -83,6 +91,18 @@ function integer(value: string | undefined, what: string): number | undefined {
   return Number(value);
 }
 
+function eventList(value: string | undefined): { webhook_events: WebhookEventStatus[] } | object {
+  if (value === undefined) return {};
+  const list = value.split(',').map((s) => s.trim());
+  const unknown = list.filter((s) => !(WEBHOOK_EVENT_STATUSES as readonly string[]).includes(s));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `--webhook-events takes ${WEBHOOK_EVENT_STATUSES.join(', ')}; not ${unknown.map((s) => `"${s}"`).join(', ')}`,
+    );
+  }
+  return { webhook_events: list as WebhookEventStatus[] };
+}
+
 function bool(value: string | undefined, what: string): boolean | undefined {
   if (value === undefined) return undefined;
   if (value === 'true' || value === 'false') return value === 'true';
@@ -98,6 +118,7 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       return createPartner(svc, {
         name: need(opt.name, '--name'),
         ...(webhook !== undefined ? { webhook_url: webhook } : {}),
+        ...eventList(opt['webhook-events']),
         wallet: !opt['no-wallet'],
         ...(opt['margin-bp'] !== undefined ? { margin_bp: integer(opt['margin-bp'], '--margin-bp')! } : {}),
       });
@@ -107,12 +128,15 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       const patch = {
         ...(opt.name !== undefined ? { name: opt.name } : {}),
         ...(webhook !== undefined ? { webhook_url: webhook } : {}),
+        ...eventList(opt['webhook-events']),
         ...(opt.disabled !== undefined ? { disabled: bool(opt.disabled, '--disabled')! } : {}),
         ...(opt['margin-bp'] !== undefined ? { margin_bp: integer(opt['margin-bp'], '--margin-bp')! } : {}),
       };
       if (Object.keys(patch).length === 0) throw new UsageError('nothing to update');
       return changePartner(svc, need(rest[0], 'partner id'), patch);
     }
+    case 'partners webhook-test':
+      return sendTestEvent(svc, need(rest[0], 'partner id'));
     case 'partners rotate-secret':
       return rotateSecret(svc, need(rest[0], 'partner id'));
     case 'partners retire-old-secrets':
@@ -144,7 +168,7 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
     case 'orders show':
       return orderDetail(svc, need(rest[0], 'order id'));
     case 'resend-webhook':
-      return resendWebhook(svc, need(verb, 'order id'));
+      return resendOrderEvent(svc, need(verb, 'order id'));
     case 'refund': {
       const id = need(verb, 'order id');
       await refundOrder(svc, id, { reason: need(opt.reason, '--reason'), actor: 'operator-cli' });

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
-import type { OrderStatus } from '../domain/order-state.ts';
+import type { OrderStatus, WebhookEventStatus } from '../domain/order-state.ts';
 
 /** JSON columns: written as text (JSON.stringify, so arrays survive `pg`), read back parsed. */
 export type Json<T> = ColumnType<T, string, string>;
@@ -19,6 +19,8 @@ export interface PartnersTable {
   margin_bp: ColumnType<number, number | undefined, number>;
   /** Requests a minute on /v1; null: RATE_LIMIT_PER_MINUTE. */
   rate_limit_per_minute: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Statuses whose events the webhook receives; always holds completed. */
+  webhook_events: ColumnType<WebhookEventStatus[], WebhookEventStatus[] | undefined, WebhookEventStatus[]>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -127,11 +129,31 @@ export interface LedgerEntriesTable {
   created_at: Timestamp;
 }
 
+export interface WebhookEventsTable {
+  seq: Generated<number>;
+  id: string;
+  partner_id: string;
+  order_id: string;
+  status: WebhookEventStatus;
+  /** The exact bytes every attempt sends (and signs). */
+  body: string;
+  state: 'waiting' | 'pending' | 'delivered' | 'failed';
+  attempts: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  next_attempt_at: Timestamp | null;
+  settled_at: Timestamp | null;
+}
+
 export interface WebhookAttemptsTable {
   id: Generated<number>;
   order_id: string;
+  /** Null only for attempts made before events had ids (migration 9). */
+  event_id: string | null;
+  /** 1 for the first automatic attempt of an event; null for an operator's re-send. */
+  attempt: number | null;
   url: string | null;
-  trigger: 'completion' | 'operator';
+  /** completion: an automatic attempt recorded before migration 9. */
+  trigger: 'completion' | 'automatic' | 'operator';
   attempted_at: Timestamp;
   http_status: number | null;
   error: string | null;
@@ -171,6 +193,7 @@ export interface DB {
   documents: DocumentsTable;
   wallets: WalletsTable;
   ledger_entries: LedgerEntriesTable;
+  webhook_events: WebhookEventsTable;
   webhook_attempts: WebhookAttemptsTable;
   refunds: RefundsTable;
 }

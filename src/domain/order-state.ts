@@ -13,6 +13,10 @@ export const ORDER_STATUSES = [
 ] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
+/** The statuses whose transitions are webhook events (decisions §9); completed is the spec's webhook. */
+export const WEBHOOK_EVENT_STATUSES = ['completed', 'failed', 'refunded', 'expired'] as const;
+export type WebhookEventStatus = (typeof WEBHOOK_EVENT_STATUSES)[number];
+
 export const TRANSITIONS: Readonly<Record<OrderStatus, readonly OrderStatus[]>> = {
   draft: ['paid', 'expired'],
   paid: ['processing', 'completed', 'failed'],

@@ -2,7 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { creditWallet } from '../app/admin/credit-wallet.ts';
-import { listOrdersForOperator, orderDetail, resendWebhook } from '../app/admin/orders.ts';
+import { listOrdersForOperator, orderDetail } from '../app/admin/orders.ts';
+import { resendOrderEvent, sendTestEvent } from '../app/deliver-webhook.ts';
 import {
   changePartner,
   createPartner,
@@ -11,6 +12,7 @@ import {
   rotateSecret,
 } from '../app/admin/partners.ts';
 import type { Services } from '../app/services.ts';
+import { WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
 import { badRequest } from '../domain/errors.ts';
 import { mdlToBani } from '../domain/money.ts';
 import { tokenHash } from '../secrets/secret-box.ts';
@@ -41,19 +43,25 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
   app.addHook('preValidation', parseJsonBody);
 
   const tags = ['operator'];
+  const doc = (summary: string, operationId: string) => ({ tags, summary, operationId });
   const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
   const WebhookUrl = Type.Union([Type.String({ minLength: 1, maxLength: 2000 }), Type.Null()]);
   // null: the service's RATE_LIMIT_PER_MINUTE.
   const RateLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()]);
+  const WebhookEvents = Type.Array(Type.Union(WEBHOOK_EVENT_STATUSES.map((s) => Type.Literal(s))), {
+    uniqueItems: true,
+    description: 'Statuses whose events the webhook receives; always includes "completed".',
+  });
 
   app.post(
     '/admin/partners',
     {
       schema: {
-        tags,
+        ...doc('Create a partner; its secret is shown only here', 'createPartner'),
         body: OperatorBody({
           name: Type.String({ minLength: 1, maxLength: 200 }),
           webhook_url: Type.Optional(WebhookUrl),
+          webhook_events: Type.Optional(WebhookEvents),
           wallet: Type.Optional(Type.Boolean()),
           margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
           rate_limit_per_minute: Type.Optional(RateLimit),
@@ -64,7 +72,8 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
       reply.code(201).send(await createPartner(svc, req.body as Parameters<typeof createPartner>[1])),
   );
 
-  app.get('/admin/partners/:id', { schema: { tags, params: Id } }, async (req) =>
+  const read = { ...doc('Read a partner', 'getPartner'), params: Id };
+  app.get('/admin/partners/:id', { schema: read }, async (req) =>
     getPartner(svc, (req.params as { id: string }).id),
   );
 
@@ -72,11 +81,12 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
     '/admin/partners/:id',
     {
       schema: {
-        tags,
+        ...doc('Change a partner', 'changePartner'),
         params: Id,
         body: OperatorBody({
           name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           webhook_url: Type.Optional(WebhookUrl),
+          webhook_events: Type.Optional(WebhookEvents),
           disabled: Type.Optional(Type.Boolean()),
           margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
           rate_limit_per_minute: Type.Optional(RateLimit),
@@ -87,10 +97,12 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
       changePartner(svc, (req.params as { id: string }).id, req.body as Parameters<typeof changePartner>[2]),
   );
 
-  app.post('/admin/partners/:id/secrets', { schema: { tags, params: Id } }, async (req, reply) =>
+  const rotate = { ...doc('Issue a new secret; the old stays valid', 'rotatePartnerSecret'), params: Id };
+  app.post('/admin/partners/:id/secrets', { schema: rotate }, async (req, reply) =>
     reply.code(201).send(await rotateSecret(svc, (req.params as { id: string }).id)),
   );
-  app.delete('/admin/partners/:id/secrets/old', { schema: { tags, params: Id } }, async (req) =>
+  const retire = { ...doc('Retire the old partner secrets', 'retireOldPartnerSecrets'), params: Id };
+  app.delete('/admin/partners/:id/secrets/old', { schema: retire }, async (req) =>
     retireOldSecrets(svc, (req.params as { id: string }).id),
   );
 
@@ -98,7 +110,7 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
     '/admin/partners/:id/wallet/credits',
     {
       schema: {
-        tags,
+        ...doc('Credit a partner wallet', 'creditPartnerWallet'),
         params: Id,
         body: OperatorBody({
           wallet: Type.Union([Type.Literal('online'), Type.Literal('promo'), Type.Literal('insurance')]),
@@ -132,7 +144,7 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
     '/admin/orders',
     {
       schema: {
-        tags,
+        ...doc('List orders, newest first', 'listOrders'),
         querystring: Type.Object({
           partner_id: Type.Optional(Type.String()),
           status: Type.Optional(Type.String()),
@@ -153,21 +165,30 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
     },
   );
 
-  app.get('/admin/orders/:id', { schema: { tags, params: Id } }, async (req) =>
+  const detail = { ...doc('Read an order in full', 'getOrderDetail'), params: Id };
+  app.get('/admin/orders/:id', { schema: detail }, async (req) =>
     orderDetail(svc, (req.params as { id: string }).id),
   );
-  app.post('/admin/orders/:id/webhook', { schema: { tags, params: Id } }, async (req) =>
-    resendWebhook(svc, (req.params as { id: string }).id),
+  const resend = { ...doc('Re-send the order’s webhook event', 'resendOrderWebhook'), params: Id };
+  app.post('/admin/orders/:id/webhook', { schema: resend }, async (req) =>
+    resendOrderEvent(svc, (req.params as { id: string }).id),
+  );
+  const test = { ...doc('Send a test event to the partner’s webhook', 'sendWebhookTest'), params: Id };
+  app.post('/admin/partners/:id/webhook-test', { schema: test }, async (req) =>
+    sendTestEvent(svc, (req.params as { id: string }).id),
   );
   await adminWalletRoutes(app, svc);
 
   if (svc.config.sandbox) {
     const clockView = async () => ({ now: isoLocal(await svc.clock.now()) });
-    app.get('/admin/sandbox/clock', { schema: { tags } }, clockView);
+    app.get('/admin/sandbox/clock', { schema: doc('Read the sandbox clock', 'getSandboxClock') }, clockView);
     app.put(
       '/admin/sandbox/clock',
       {
-        schema: { tags, body: OperatorBody({ now: Type.String({ minLength: 1 }) }) },
+        schema: {
+          ...doc('Set the sandbox clock', 'setSandboxClock'),
+          body: OperatorBody({ now: Type.String({ minLength: 1 }) }),
+        },
       },
       async (req, reply) => {
         const text = (req.body as { now: string }).now;
@@ -185,7 +206,8 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
         return clockView();
       },
     );
-    app.delete('/admin/sandbox/clock', { schema: { tags } }, async () => {
+    const reset = doc('Back to real time', 'resetSandboxClock');
+    app.delete('/admin/sandbox/clock', { schema: reset }, async () => {
       await svc.clock.reset();
       return clockView();
     });

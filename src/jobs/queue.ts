@@ -11,8 +11,10 @@ export const QUEUES: Record<
   // The heartbeat hands the job of a crashed (SIGKILLed) process back within ~20 s, where
   // expireInSeconds alone would wait 5 minutes; a slow but live issuance keeps beating.
   'issue-order': { retryLimit: 4, retryDelay: 2, expireInSeconds: 300, heartbeatSeconds: 10 },
-  // The spec allows one webhook attempt: no retry, even after a crash mid-delivery.
-  'deliver-webhook': { retryLimit: 0, retryDelay: 0, expireInSeconds: 60 },
+  // One job per attempt of an event: a failed attempt enqueues the next one itself, after the delay
+  // of WEBHOOK_RETRY_SCHEDULE. The queue's own retries only cover a job that threw (the database
+  // went away) or whose process died mid-attempt (expired after 60 s): at least once, never lost.
+  'deliver-webhook': { retryLimit: 5, retryDelay: 10, expireInSeconds: 60 },
   'expire-drafts': { retryLimit: 0, retryDelay: 0, expireInSeconds: 300 },
 };
 
@@ -46,6 +48,7 @@ export function jobQueue(boss: PgBoss): JobQueue {
         db: fromKysely(trx),
         ...(opts?.startAfterSeconds ? { startAfter: opts.startAfterSeconds } : {}),
         ...(opts?.singletonKey ? { singletonKey: opts.singletonKey } : {}),
+        ...(opts?.group ? { group: { id: opts.group } } : {}),
       });
     },
   };

@@ -1,14 +1,17 @@
 import type { Job, JobResult, PgBoss } from 'pg-boss';
-import { deliverWebhook } from '../app/deliver-webhook.ts';
+import { deliverEvent, emitLegacyCompletion } from '../app/deliver-webhook.ts';
 import { expireDrafts } from '../app/expire-drafts.ts';
 import { forgetExpiredKeys } from '../app/idempotency.ts';
 import { issueOrder } from '../app/issue-order.ts';
 import type { Services } from '../app/services.ts';
 import { QUEUES } from './queue.ts';
+import { WebhookDispatcher } from './webhook-dispatcher.ts';
 
 /** Jobs a worker takes per poll: issuance is mostly waiting on the database, the provider and the PDF. */
 const ISSUE_BATCH = 8;
-const WEBHOOK_BATCH = 16;
+/** Webhook attempts in flight on one instance, and to one partner across all instances. */
+const WEBHOOK_IN_FLIGHT = 64;
+const WEBHOOK_PER_PARTNER = 8;
 
 /** Runs a batch's jobs together; each settles alone: completed, or failed (and retried by its queue). */
 async function settleEach<T>(jobs: Job<T>[], run: (job: Job<T>) => Promise<unknown>): Promise<JobResult[]> {
@@ -25,12 +28,12 @@ async function settleEach<T>(jobs: Job<T>[], run: (job: Job<T>) => Promise<unkno
   );
 }
 
-/** Each handler calls one use case. */
+/** Each handler calls one use case. The handle stops what pg-boss's own stop does not know of. */
 export async function startWorkers(
   boss: PgBoss,
   svc: Services,
   opts: { pollingIntervalSeconds?: number } = {},
-) {
+): Promise<{ stop(): Promise<void> }> {
   // Polled every half second (the queues do not notify, see queue.ts). A poll takes up to a batch of
   // jobs, and while batches come back full the next poll follows at once: one job per poll and
   // worker drained a backlog at 4 orders a second. The jobs of a batch run together and settle one
@@ -46,11 +49,21 @@ export async function startWorkers(
         }),
       ),
   );
-  await boss.work<{ orderId: string; trigger: 'completion' }>(
+  const webhooks = new WebhookDispatcher(
+    boss,
     'deliver-webhook',
-    { ...polling, batchSize: WEBHOOK_BATCH, localConcurrency: 2, perJobResults: true },
-    (jobs) => settleEach(jobs, (job) => deliverWebhook(svc, job.data.orderId, job.data.trigger)),
+    (job) =>
+      job.data.eventId
+        ? deliverEvent(svc, job.data.eventId)
+        : emitLegacyCompletion(svc, (job.data as { orderId?: string }).orderId),
+    svc.log,
+    {
+      maxInFlight: WEBHOOK_IN_FLIGHT,
+      perPartner: WEBHOOK_PER_PARTNER,
+      pollingIntervalMs: polling.pollingIntervalSeconds * 1000,
+    },
   );
+  webhooks.start();
   // The sweep is scheduled once a minute: looking for its job every half second is polling for nothing.
   await boss.work('expire-drafts', { pollingIntervalSeconds: 10 }, async () => {
     const n = await expireDrafts(svc);
@@ -58,4 +71,5 @@ export async function startWorkers(
     await forgetExpiredKeys(svc);
   });
   await boss.schedule('expire-drafts', '* * * * *');
+  return webhooks;
 }

@@ -59,6 +59,7 @@ describe('npm run admin', () => {
       secret: expect.stringMatching(/^[0-9a-f]{64}$/),
       name: 'CLI Agent',
       webhook_url: null,
+      webhook_events: ['completed'],
       wallet: false,
     });
     const id = JSON.parse(created.stdout).id as string;

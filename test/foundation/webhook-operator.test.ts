@@ -2,7 +2,8 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payment, rcaItem, startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { rcaItem, startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { paidRcaOrder } from '../support/orders.ts';
 
 const TODAY = '2026-11-21';
 let h: Harness;
@@ -62,22 +63,8 @@ interface Detail {
 }
 const detail = (id: string) => h.admin<Detail>('GET', `/admin/orders/${id}`);
 
-async function paidOrder(creds: Creds, over: Record<string, unknown> = {}) {
-  const created = await h.call<{ id: string; price: number }>(
-    'create-order',
-    { customer: { phone: '+37369000000' }, products: [rcaItem(TODAY, over)] },
-    creds,
-  );
-  expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const { id, price } = created.body;
-  const paid = await h.call(
-    'confirm-order',
-    { id, payment: payment(price, { paid_at: await h.service.svc.clock.now() }) },
-    creds,
-  );
-  expect(paid.status, JSON.stringify(paid.body)).toBe(200);
-  return id;
-}
+const paidOrder = (creds: Creds, item: Record<string, unknown> = {}) =>
+  paidRcaOrder(h, creds, TODAY, { item });
 
 describe('completion webhook', () => {
   let p: Creds;
@@ -108,7 +95,10 @@ describe('completion webhook', () => {
     const d = await detail(done);
     expect(d.body.webhook_attempts).toEqual([
       {
-        trigger: 'completion',
+        event_id: hit.headers['x-polita-event-id'],
+        event: 'completed',
+        attempt: 1,
+        trigger: 'automatic',
         url: receiverUrl,
         http_status: 200,
         error: null,
@@ -118,7 +108,7 @@ describe('completion webhook', () => {
     ]);
   });
 
-  it('records a receiver answering 500 without retrying, and the operator can re-send', async () => {
+  it('records a receiver answering 500, and the operator can re-send the same event', async () => {
     answer = 500;
     try {
       const id = await paidOrder(p);
@@ -128,16 +118,19 @@ describe('completion webhook', () => {
       expect(forOrder(id)).toHaveLength(1);
       const attempts = (await detail(id)).body.webhook_attempts;
       expect(attempts).toHaveLength(1);
-      expect(attempts[0]).toMatchObject({ trigger: 'completion', http_status: 500 });
+      expect(attempts[0]).toMatchObject({ trigger: 'automatic', attempt: 1, http_status: 500 });
 
       answer = 200;
       const resent = await h.admin('POST', `/admin/orders/${id}/webhook`);
       expect(resent.status).toBe(200);
-      expect(resent.body).toMatchObject({ httpStatus: 200, error: null });
-      expect(forOrder(id)).toHaveLength(2);
+      expect(resent.body).toMatchObject({ httpStatus: 200, error: null, delivered: true });
+      const hits = forOrder(id);
+      expect(hits).toHaveLength(2);
+      // The same event, so a receiver that saw the first can tell the second is a repeat.
+      expect(hits[1]!.headers['x-polita-event-id']).toBe(hits[0]!.headers['x-polita-event-id']);
       const after = (await detail(id)).body.webhook_attempts;
       expect(after.map((a) => [a.trigger, a.http_status])).toEqual([
-        ['completion', 500],
+        ['automatic', 500],
         ['operator', 200],
       ]);
     } finally {
@@ -202,6 +195,7 @@ describe('operator API', () => {
       secret: expect.stringMatching(/^[0-9a-f]{64}$/),
       name: 'Agent A',
       webhook_url: null,
+      webhook_events: ['completed'],
       wallet: true,
     });
     const b = await h.admin('POST', '/admin/partners', {

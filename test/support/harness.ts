@@ -40,6 +40,8 @@ export interface Harness {
   newPartner(opts?: { wallet?: boolean; webhook_url?: string; name?: string }): Promise<Creds>;
   /** Polls get-order until the status is reached (or fails with the last status seen). */
   waitForStatus(id: string, status: string, opts?: { creds?: Creds; timeoutMs?: number }): Promise<Reply>;
+  /** Stops the service and starts a new one on the same database and DATA_DIR (a restart). */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -84,13 +86,14 @@ export async function startHarness(
     RATE_LIMIT_PER_MINUTE: '1000000',
     ...opts.env,
   });
-  const service = await startService(config, {
-    logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
-    resolve: opts.resolve ?? fakeResolver({ localhost: ['127.0.0.1'] }),
-    ...(opts.workers === false ? { workers: false } : {}),
-  });
+  const start = () =>
+    startService(config, {
+      logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+      resolve: opts.resolve ?? fakeResolver({ localhost: ['127.0.0.1'] }),
+      ...(opts.workers === false ? { workers: false } : {}),
+    });
+  const service = await start();
   const demo = service.demo!;
-  const app = service.app;
 
   const h: Harness = {
     service,
@@ -98,7 +101,7 @@ export async function startHarness(
     adminToken: service.adminToken,
     async call(endpoint, body, creds = demo) {
       const payload = typeof body === 'string' ? body : JSON.stringify(body);
-      const res = await app.inject({
+      const res = await h.service.app.inject({
         method: 'POST',
         url: `/v1/${endpoint}`,
         headers: {
@@ -110,11 +113,11 @@ export async function startHarness(
       return { status: res.statusCode, body: res.json(), headers: res.headers };
     },
     async admin(method, url, body) {
-      const res = await app.inject({
+      const res = await h.service.app.inject({
         method,
         url,
         headers: {
-          authorization: `Bearer ${service.adminToken}`,
+          authorization: `Bearer ${h.service.adminToken}`,
           ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
         },
         ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
@@ -148,8 +151,12 @@ export async function startHarness(
       }
       throw new Error(`order ${id} did not reach ${status} in time; last seen ${JSON.stringify(last?.body)}`);
     },
+    async restart() {
+      await h.service.stop();
+      h.service = await start();
+    },
     async close() {
-      await service.stop();
+      await h.service.stop();
       await db.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { payment, startHarness, type Creds, type Harness } from './harness.ts';
+import { payment, rcaItem, startHarness, type Creds, type Harness } from './harness.ts';
 import { extractPdfText } from './pdf-text.ts';
 
 /** A partner with a margin (in basis points), optionally with a webhook URL, created by the operator. */
@@ -30,6 +30,35 @@ export async function harnessWithPartner(
   const h = await startHarness();
   await h.setClock(now);
   return { h, partner: await partnerWithMargin(h, marginBp, undefined, partnerName) };
+}
+
+/**
+ * An rca order of `creds` for `day` (yyyy-mm-dd, the sandbox clock's day), created and paid, by
+ * confirm-order (a customer payment) or from the partner's wallet; returns its id.
+ */
+export async function paidRcaOrder(
+  h: Harness,
+  creds: Creds,
+  day: string,
+  o: { item?: Record<string, unknown>; via?: 'confirm-order' | 'pay-order-from-balance' } = {},
+): Promise<string> {
+  const created = await h.call<{ id: string; price: number }>(
+    'create-order',
+    { customer: { phone: '+37369000000' }, products: [rcaItem(day, o.item)] },
+    creds,
+  );
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  const { id, price } = created.body;
+  const paid =
+    o.via === 'pay-order-from-balance'
+      ? await h.call('pay-order-from-balance', { id }, creds)
+      : await h.call(
+          'confirm-order',
+          { id, payment: payment(price, { paid_at: await h.service.svc.clock.now() }) },
+          creds,
+        );
+  expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+  return id;
 }
 
 /** The partner's order ids, newest first, as the operator sees them: proves whether anything was stored. */

@@ -3,10 +3,9 @@ import { baniToMdl } from '../../domain/money.ts';
 import { ORDER_STATUSES, effectiveStatus, type OrderStatus } from '../../domain/order-state.ts';
 import { isoLocal } from '../../domain/time.ts';
 import { findOrder, listOrders, orderEvents, orderItems } from '../../db/repos/orders.ts';
-import { attemptsFor } from '../../db/repos/webhooks.ts';
+import { attemptsFor, eventsFor } from '../../db/repos/webhooks.ts';
 import { orderLedger } from '../../db/repos/wallets.ts';
 import type { OrderRow } from '../../db/schema.ts';
-import { deliverWebhook } from '../deliver-webhook.ts';
 import { refundView } from '../refund-order.ts';
 import { fileUrl } from '../order-view.ts';
 import type { Services } from '../services.ts';
@@ -62,9 +61,10 @@ export async function orderDetail(svc: Services, id: string) {
   const o = await findOrder(svc.db, id);
   if (!o) throw notFound('Order not found');
   const now = await svc.clock.now();
-  const [items, events, attempts, ledger, refund] = await Promise.all([
+  const [items, events, webhookEvents, attempts, ledger, refund] = await Promise.all([
     orderItems(svc.db, id),
     orderEvents(svc.db, id),
+    eventsFor(svc.db, id),
     attemptsFor(svc.db, id),
     orderLedger(svc.db, id),
     refundView(svc, id),
@@ -95,7 +95,19 @@ export async function orderDetail(svc: Services, id: string) {
       actor: e.actor,
       at: isoLocal(e.at.getTime()),
     })),
+    webhook_events: webhookEvents.map((e) => ({
+      id: e.id,
+      status: e.status,
+      state: e.state,
+      attempts: e.attempts,
+      created_at: isoLocal(e.created_at.getTime()),
+      next_attempt_at: e.next_attempt_at ? isoLocal(e.next_attempt_at.getTime()) : null,
+      settled_at: e.settled_at ? isoLocal(e.settled_at.getTime()) : null,
+    })),
     webhook_attempts: attempts.map((a) => ({
+      event_id: a.event_id,
+      event: a.event_status,
+      attempt: a.attempt,
       trigger: a.trigger,
       url: a.url,
       at: isoLocal(a.attempted_at.getTime()),
@@ -114,12 +126,4 @@ export async function orderDetail(svc: Services, id: string) {
     })),
     refund,
   };
-}
-
-export async function resendWebhook(svc: Services, id: string) {
-  const o = await findOrder(svc.db, id);
-  if (!o) throw notFound('Order not found');
-  if (o.status !== 'completed')
-    throw badRequest(`Only a completed order has a completion webhook (status ${o.status})`);
-  return deliverWebhook(svc, id, 'operator');
 }

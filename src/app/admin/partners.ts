@@ -9,6 +9,7 @@ import {
   type PartnerPatch,
 } from '../../db/repos/partners.ts';
 import { createWallet } from '../../db/repos/wallets.ts';
+import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../../domain/order-state.ts';
 import type { Services } from '../services.ts';
 import { checkWebhookUrlSyntax } from '../webhook-url.ts';
 
@@ -23,6 +24,7 @@ export function partnerView(
     disabled: boolean;
     margin_bp: number;
     rate_limit_per_minute: number | null;
+    webhook_events: WebhookEventStatus[];
   },
   wallet: boolean,
   defaultRateLimit: number,
@@ -31,6 +33,7 @@ export function partnerView(
     id: p.id,
     name: p.name,
     webhook_url: p.webhook_url,
+    webhook_events: p.webhook_events,
     wallet,
     disabled: p.disabled,
     margin_bp: p.margin_bp,
@@ -48,9 +51,11 @@ export async function createPartner(
     wallet?: boolean;
     margin_bp?: number;
     rate_limit_per_minute?: number | null;
+    webhook_events?: WebhookEventStatus[];
   },
 ) {
   if (input.webhook_url) checkWebhookUrlSyntax(input.webhook_url, svc.config.sandbox);
+  const webhookEvents = checkWebhookEvents(input.webhook_events ?? ['completed']);
   const id = input.id ?? `p${hex(svc, 5)}`;
   const secret = hex(svc, 32);
   const at = new Date(await svc.clock.now());
@@ -65,6 +70,7 @@ export async function createPartner(
         webhook_url: input.webhook_url ?? null,
         margin_bp: input.margin_bp ?? 0,
         rate_limit_per_minute: input.rate_limit_per_minute ?? null,
+        webhook_events: webhookEvents,
         secret,
         at,
       },
@@ -72,7 +78,14 @@ export async function createPartner(
     );
     if (wallet) await createWallet(trx, id, at);
   });
-  return { id, secret, name: input.name, webhook_url: input.webhook_url ?? null, wallet };
+  return {
+    id,
+    secret,
+    name: input.name,
+    webhook_url: input.webhook_url ?? null,
+    webhook_events: webhookEvents,
+    wallet,
+  };
 }
 
 export async function getPartner(svc: Services, id: string) {
@@ -86,10 +99,29 @@ export async function getPartner(svc: Services, id: string) {
 
 export async function changePartner(svc: Services, id: string, patch: PartnerPatch) {
   if (patch.webhook_url) checkWebhookUrlSyntax(patch.webhook_url, svc.config.sandbox);
-  const ok = await updatePartner(svc.db, id, patch, new Date(await svc.clock.now()));
+  const ok = await updatePartner(
+    svc.db,
+    id,
+    patch.webhook_events ? { ...patch, webhook_events: checkWebhookEvents(patch.webhook_events) } : patch,
+    new Date(await svc.clock.now()),
+  );
   if (!ok) throw notFound('Partner not found');
   svc.partners.invalidate(id);
   return getPartner(svc, id);
+}
+
+/**
+ * The statuses whose events a partner's webhook receives, in the state machine's order. The spec
+ * sends every partner with a webhook URL the completion webhook: a list without it is refused
+ * rather than quietly completed.
+ */
+function checkWebhookEvents(list: readonly WebhookEventStatus[]): WebhookEventStatus[] {
+  if (!list.includes('completed')) {
+    throw badRequest(
+      'webhook_events must include "completed": the completion webhook is always sent; add "failed", "refunded" or "expired" to receive those too',
+    );
+  }
+  return WEBHOOK_EVENT_STATUSES.filter((s) => list.includes(s));
 }
 
 /** A new secret; the old one keeps working until retireOldSecrets, so partners can roll over without downtime. */

@@ -142,11 +142,15 @@ export async function findDocument(db: Conn, token: string): Promise<Uint8Array 
   return row?.pdf;
 }
 
-/** Drafts whose expiry instant has passed, persisted as expired; returns their ids. */
-export async function expireDrafts(trx: Transaction<DB>, now: Date, limit: number): Promise<string[]> {
+/** Drafts whose expiry instant has passed, persisted as expired; returns them. */
+export async function expireDrafts(
+  trx: Transaction<DB>,
+  now: Date,
+  limit: number,
+): Promise<{ id: string; partner_id: string }[]> {
   const due = await trx
     .selectFrom('orders')
-    .select('id')
+    .select(['id', 'partner_id'])
     .where('status', '=', 'draft')
     .where('expires_at', '<=', now)
     .orderBy('expires_at')
@@ -154,8 +158,9 @@ export async function expireDrafts(trx: Transaction<DB>, now: Date, limit: numbe
     .forUpdate()
     .skipLocked()
     .execute();
-  const done: string[] = [];
-  for (const { id } of due) {
+  const done: { id: string; partner_id: string }[] = [];
+  for (const row of due) {
+    const { id } = row;
     if (
       await transition(trx, id, 'draft', 'expired', {
         actor: 'system',
@@ -163,7 +168,7 @@ export async function expireDrafts(trx: Transaction<DB>, now: Date, limit: numbe
         at: now,
       })
     ) {
-      done.push(id);
+      done.push(row);
     }
   }
   return done;

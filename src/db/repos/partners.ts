@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { partnerSecretContext, type SecretBox } from '../../secrets/secret-box.ts';
+import type { WebhookEventStatus } from '../../domain/order-state.ts';
 import type { DB, PartnerRow } from '../schema.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
@@ -78,6 +79,7 @@ export async function insertPartner(
     webhook_url: string | null;
     margin_bp?: number;
     rate_limit_per_minute?: number | null;
+    webhook_events?: WebhookEventStatus[];
     secret: string;
     at: Date;
   },
@@ -91,6 +93,7 @@ export async function insertPartner(
       webhook_url: p.webhook_url,
       margin_bp: p.margin_bp ?? 0,
       rate_limit_per_minute: p.rate_limit_per_minute ?? null,
+      ...(p.webhook_events ? { webhook_events: p.webhook_events } : {}),
       created_at: p.at,
       updated_at: p.at,
     })
@@ -185,6 +188,7 @@ export interface PartnerPatch {
   disabled?: boolean;
   margin_bp?: number;
   rate_limit_per_minute?: number | null;
+  webhook_events?: WebhookEventStatus[];
 }
 
 export async function updatePartner(db: Conn, id: string, patch: PartnerPatch, at: Date): Promise<boolean> {

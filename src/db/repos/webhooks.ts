@@ -1,14 +1,162 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { DB } from '../schema.ts';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { WebhookEventStatus } from '../../domain/order-state.ts';
+import type { DB, WebhookEventsTable } from '../schema.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
+export type WebhookEventRow = Selectable<WebhookEventsTable>;
+
+/**
+ * Records the event of an order's transition for its partner, if the partner has a webhook URL and
+ * receives events of this status; in the caller's transaction, which holds the order's row lock,
+ * so the events of one order are created one after another. The event is `pending` (to be
+ * delivered now) unless an earlier event of the same order is still open: then it `waiting`s
+ * behind it, so a receiver sees the events of an order in the order they happened.
+ * Returns the event and its state, or undefined when the partner receives no such event.
+ */
+export async function createOrderEvent(
+  trx: Transaction<DB>,
+  e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; at: Date },
+): Promise<{ id: string; state: 'waiting' | 'pending' } | undefined> {
+  const body = JSON.stringify({ orderId: e.orderId, status: e.status });
+  const row = await trx
+    .insertInto('webhook_events')
+    .columns(['id', 'partner_id', 'order_id', 'status', 'body', 'state', 'created_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('partners')
+        .select([
+          sql<string>`${e.id}::text`.as('id'),
+          'partners.id',
+          sql<string>`${e.orderId}::text`.as('order_id'),
+          sql<WebhookEventStatus>`${e.status}::text`.as('status'),
+          sql<string>`${body}::text`.as('body'),
+          sql<'waiting' | 'pending'>`case when exists (
+            select 1 from webhook_events w
+            where w.order_id = ${e.orderId} and w.state in ('waiting', 'pending')
+          ) then 'waiting' else 'pending' end`.as('state'),
+          sql<Date>`${e.at}::timestamptz`.as('created_at'),
+        ])
+        .where('partners.id', '=', e.partnerId)
+        .where('partners.webhook_url', 'is not', null)
+        .where(sql<boolean>`${e.status}::text = any(partners.webhook_events)`),
+    )
+    .onConflict((oc) => oc.columns(['order_id', 'status']).doNothing())
+    .returning(['id', 'state'])
+    .executeTakeFirst();
+  return row as { id: string; state: 'waiting' | 'pending' } | undefined;
+}
+
+/**
+ * The event an operator's re-send sends: the recorded one, or, when none was (the partner had no
+ * webhook URL then, or did not receive that status), one made now that no automatic delivery owns.
+ */
+export async function ensureOperatorEvent(
+  db: Conn,
+  e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; at: Date },
+): Promise<WebhookEventRow> {
+  return db
+    .insertInto('webhook_events')
+    .values({
+      id: e.id,
+      partner_id: e.partnerId,
+      order_id: e.orderId,
+      status: e.status,
+      body: JSON.stringify({ orderId: e.orderId, status: e.status }),
+      state: 'failed',
+      created_at: e.at,
+      settled_at: e.at,
+    })
+    .onConflict((oc) => oc.columns(['order_id', 'status']).doUpdateSet({ order_id: e.orderId }))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findEvent(db: Conn, id: string): Promise<WebhookEventRow | undefined> {
+  return db.selectFrom('webhook_events').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findOrderEvent(
+  db: Conn,
+  orderId: string,
+  status: WebhookEventStatus,
+): Promise<WebhookEventRow | undefined> {
+  return db
+    .selectFrom('webhook_events')
+    .selectAll()
+    .where('order_id', '=', orderId)
+    .where('status', '=', status)
+    .executeTakeFirst();
+}
+
+export async function eventsFor(db: Conn, orderId: string): Promise<WebhookEventRow[]> {
+  return db.selectFrom('webhook_events').selectAll().where('order_id', '=', orderId).orderBy('seq').execute();
+}
+
+/**
+ * The outcome of an automatic attempt: delivered, failed for good, or due again at `nextAt`.
+ * Guarded by the event's state, so an outcome computed from a stale read changes nothing (and
+ * answers false).
+ */
+export async function recordOutcome(
+  trx: Transaction<DB>,
+  id: string,
+  o: { attempts: number; state: 'delivered' | 'failed' | 'pending'; nextAt: Date | null; at: Date },
+): Promise<boolean> {
+  const res = await trx
+    .updateTable('webhook_events')
+    .set({
+      attempts: o.attempts,
+      state: o.state,
+      next_attempt_at: o.nextAt,
+      settled_at: o.state === 'pending' ? null : o.at,
+    })
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
+}
+
+/** An operator's re-send that got through: the event is delivered, whatever its state was. */
+export async function markDelivered(trx: Transaction<DB>, id: string, at: Date): Promise<boolean> {
+  const res = await trx
+    .updateTable('webhook_events')
+    .set({ state: 'delivered', next_attempt_at: null, settled_at: at })
+    .where('id', '=', id)
+    .where('state', '<>', 'delivered')
+    .returning('state')
+    .executeTakeFirst();
+  return res !== undefined;
+}
+
+/** The oldest event of an order still waiting behind a settled one, made pending; its id, if any. */
+export async function releaseNextEvent(trx: Transaction<DB>, orderId: string): Promise<string | undefined> {
+  const next = await trx
+    .updateTable('webhook_events')
+    .set({ state: 'pending' })
+    .where('seq', '=', (eb) =>
+      eb
+        .selectFrom('webhook_events')
+        .select((e) => e.fn.min('seq').as('seq'))
+        .where('order_id', '=', orderId)
+        .where('state', '=', 'waiting'),
+    )
+    .where('state', '=', 'waiting')
+    .where(
+      sql<boolean>`not exists (select 1 from webhook_events p where p.order_id = ${orderId} and p.state = 'pending')`,
+    )
+    .returning('id')
+    .executeTakeFirst();
+  return next?.id;
+}
 
 export async function recordAttempt(
   db: Conn,
   a: {
     orderId: string;
+    eventId: string;
+    attempt: number | null;
     url: string | null;
-    trigger: 'completion' | 'operator';
+    trigger: 'automatic' | 'operator';
     at: Date;
     httpStatus: number | null;
     error: string | null;
@@ -19,6 +167,8 @@ export async function recordAttempt(
     .insertInto('webhook_attempts')
     .values({
       order_id: a.orderId,
+      event_id: a.eventId,
+      attempt: a.attempt,
       url: a.url,
       trigger: a.trigger,
       attempted_at: a.at,
@@ -32,8 +182,10 @@ export async function recordAttempt(
 export async function attemptsFor(db: Conn, orderId: string) {
   return db
     .selectFrom('webhook_attempts')
-    .selectAll()
-    .where('order_id', '=', orderId)
-    .orderBy('id')
+    .leftJoin('webhook_events', 'webhook_events.id', 'webhook_attempts.event_id')
+    .selectAll('webhook_attempts')
+    .select('webhook_events.status as event_status')
+    .where('webhook_attempts.order_id', '=', orderId)
+    .orderBy('webhook_attempts.id')
     .execute();
 }

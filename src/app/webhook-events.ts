@@ -1,0 +1,58 @@
+import type { Transaction } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import type { WebhookEventStatus } from '../domain/order-state.ts';
+import { createOrderEvent, releaseNextEvent } from '../db/repos/webhooks.ts';
+import type { Services } from './services.ts';
+
+/** Event ids: `evt_` and 24 hex digits (96 random bits), the same on every attempt of the event. */
+export function newEventId(svc: Pick<Services, 'randomBytes'>): string {
+  return `evt_${Buffer.from(svc.randomBytes(12)).toString('hex')}`;
+}
+
+/**
+ * The event of an order's transition, in the transaction that made the transition: it exists iff
+ * the transition commits, and its first delivery job with it. Nothing happens for a partner without
+ * a webhook URL or one that does not receive this status (`webhook_events`).
+ */
+export async function emitOrderEvent(
+  svc: Pick<Services, 'jobs' | 'randomBytes'>,
+  trx: Transaction<DB>,
+  order: { id: string; partner_id: string },
+  status: WebhookEventStatus,
+  at: Date,
+): Promise<void> {
+  const event = await createOrderEvent(trx, {
+    id: newEventId(svc),
+    orderId: order.id,
+    partnerId: order.partner_id,
+    status,
+    at,
+  });
+  if (event?.state === 'pending') await enqueueDelivery(svc, trx, event.id, order.partner_id, 0);
+}
+
+/** After an event of an order settles (delivered or given up), the next one of that order goes. */
+export async function releaseNext(
+  svc: Pick<Services, 'jobs'>,
+  trx: Transaction<DB>,
+  order: { id: string; partner_id: string },
+): Promise<void> {
+  const next = await releaseNextEvent(trx, order.id);
+  if (next) await enqueueDelivery(svc, trx, next, order.partner_id, 0);
+}
+
+/** One delivery job per attempt, grouped by partner: a partner's slow endpoint holds only its own slots. */
+export async function enqueueDelivery(
+  svc: Pick<Services, 'jobs'>,
+  trx: Transaction<DB>,
+  eventId: string,
+  partnerId: string,
+  afterSeconds: number,
+): Promise<void> {
+  await svc.jobs.enqueue(
+    trx,
+    'deliver-webhook',
+    { eventId },
+    { group: partnerId, ...(afterSeconds > 0 ? { startAfterSeconds: afterSeconds } : {}) },
+  );
+}

@@ -1,0 +1,91 @@
+import type { Job, PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+
+export interface DispatcherOptions {
+  /** Deliveries in flight on this instance. */
+  maxInFlight: number;
+  /** Deliveries in flight to one partner across every instance (pg-boss group concurrency). */
+  perPartner: number;
+  pollingIntervalMs: number;
+}
+
+/**
+ * Runs the deliver-webhook jobs without letting one slow endpoint hold the others back. pg-boss's
+ * batch workers settle a batch together, so one receiver timing out after 10 s would hold every
+ * delivery fetched with it. Here each job is settled on its own as soon as its attempt ends, a new
+ * fetch fills every freed slot, and a partner's jobs are grouped so that its endpoint occupies at
+ * most `perPartner` slots of the whole service: a partner whose endpoint hangs delays only itself.
+ */
+export class WebhookDispatcher {
+  private inFlight = 0;
+  private stopped = false;
+  private fetching = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly settled = new Set<Promise<void>>();
+
+  constructor(
+    private readonly boss: PgBoss,
+    private readonly queue: string,
+    private readonly run: (job: Job<{ eventId: string }>) => Promise<unknown>,
+    private readonly log: Logger,
+    private readonly opts: DispatcherOptions,
+  ) {}
+
+  start(): void {
+    void this.poll();
+  }
+
+  /** No new jobs; waits for the attempts under way (each ends within its 10 s timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    while (this.settled.size > 0 || this.fetching) {
+      await Promise.all([...this.settled]);
+      if (this.fetching) await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  private async poll(): Promise<void> {
+    clearTimeout(this.timer);
+    if (this.stopped || this.fetching) return;
+    const free = this.opts.maxInFlight - this.inFlight;
+    if (free <= 0) return; // a settling job polls again
+    this.fetching = true;
+    let jobs: Job<{ eventId: string }>[] = [];
+    try {
+      jobs = await this.boss.fetch<{ eventId: string }>(this.queue, {
+        batchSize: free,
+        groupConcurrency: this.opts.perPartner,
+      });
+    } catch (err) {
+      if (!this.stopped) this.log.error({ err }, 'webhook dispatcher: fetching jobs failed');
+    } finally {
+      this.fetching = false;
+    }
+    for (const job of jobs) this.begin(job);
+    if (this.stopped) return;
+    // A full fetch suggests more are waiting: ask again at once; otherwise after the interval.
+    if (jobs.length > 0 && jobs.length === free) void this.poll();
+    else this.timer = setTimeout(() => void this.poll(), this.opts.pollingIntervalMs);
+  }
+
+  private begin(job: Job<{ eventId: string }>): void {
+    this.inFlight++;
+    const done: Promise<void> = this.run(job)
+      .then(
+        () => this.boss.complete(this.queue, job.id),
+        (err: Error) => this.boss.fail(this.queue, job.id, { message: err.message, stack: err.stack }),
+      )
+      .then(
+        () => undefined,
+        // The job stays active and expires: pg-boss retries it, and delivery is at least once.
+        (err: unknown) => this.log.error({ err, jobId: job.id }, 'webhook dispatcher: settling a job failed'),
+      )
+      .finally(() => {
+        this.inFlight--;
+        this.settled.delete(done);
+        void this.poll();
+      });
+    this.settled.add(done);
+  }
+}
