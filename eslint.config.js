@@ -11,6 +11,11 @@ export default tseslint.config(
     },
   },
   {
+    // The examples are plain JavaScript for Node, as a partner would write them.
+    files: ['examples/**/*.mjs'],
+    languageOptions: { globals: { console: 'readonly', process: 'readonly', Buffer: 'readonly' } },
+  },
+  {
     // The domain is pure: no I/O, no framework, no clock or randomness (they come in as arguments).
     files: ['src/domain/**/*.ts'],
     rules: {

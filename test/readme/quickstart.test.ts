@@ -1,0 +1,70 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../support/harness.ts';
+
+/**
+ * The README's quickstart as a new user runs it: examples/webhook-receiver.mjs verifying deliveries
+ * with @polita/client, the operator's test event, then examples/quickstart.mjs from a quote to a
+ * completed order, whose completed event the receiver verifies.
+ */
+let h: Harness;
+let env: NodeJS.ProcessEnv;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  h = await startHarness();
+  await h.service.app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (h.service.app.server.address() as AddressInfo).port;
+  env = {
+    ...process.env,
+    POLITA_URL: `http://127.0.0.1:${port}`,
+    POLITA_PARTNER_ID: h.demo.id,
+    POLITA_PARTNER_SECRET: h.demo.secret,
+    RECEIVER_PORT: '0',
+  };
+});
+afterAll(async () => {
+  for (const c of children) c.kill();
+  await h?.close();
+});
+
+/** Runs an example; `output()` is what it printed so far, `exited` its exit code. */
+function example(file: string) {
+  const child = spawn(process.execPath, [`examples/${file}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { output: () => out, exited };
+}
+
+async function until(what: string, f: () => RegExpMatchArray | null, ms = 20_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const m = f();
+    if (m) return m;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+it('a receiver verifies the test event and the completed event of the quickstart order', async () => {
+  const receiver = example('webhook-receiver.mjs');
+  const [, url] = await until('the receiver', () => /receiving webhooks on (\S+)/.exec(receiver.output()));
+  const patched = await h.admin('PATCH', `/admin/partners/${h.demo.id}`, { webhook_url: url });
+  expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+  const test = await h.admin('POST', `/admin/partners/${h.demo.id}/webhook-test`);
+  expect(test.body).toMatchObject({ delivered: true, httpStatus: 204 });
+  await until('the test event', () => /test TST000000TST \(event evt_/.exec(receiver.output()));
+
+  const quickstart = example('quickstart.mjs');
+  expect(await quickstart.exited, quickstart.output()).toBe(0);
+  const [, id] = /draft: +(\w+), /.exec(quickstart.output())!;
+  expect(quickstart.output()).toMatch(/completed: http:\/\/polita\.test\/files\/[0-9a-f]{32}\.pdf/);
+  await until('the completed event', () =>
+    new RegExp(`completed ${id} \\(event evt_`).exec(receiver.output()),
+  );
+  expect(receiver.output()).not.toMatch(/refused/);
+});
