@@ -15,12 +15,18 @@ export async function adminWalletRoutes(app: FastifyInstance, svc: Services): Pr
   const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
   const Day = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' });
 
-  app.get('/admin/settings', { schema: { tags } }, async () => readSettings(svc));
+  app.get(
+    '/admin/settings',
+    { schema: { tags, summary: 'Read the settings', operationId: 'getSettings' } },
+    async () => readSettings(svc),
+  );
   app.put(
     '/admin/settings',
     {
       schema: {
         tags,
+        summary: 'Switch balance spending on or off',
+        operationId: 'changeSettings',
         body: OperatorBody({ balance_spending_enabled: Type.Boolean() }),
       },
     },
@@ -32,6 +38,8 @@ export async function adminWalletRoutes(app: FastifyInstance, svc: Services): Pr
     {
       schema: {
         tags,
+        summary: 'Refund a failed or completed order',
+        operationId: 'refundOrder',
         params: Id,
         body: OperatorBody({ reason: Type.String({ minLength: 1, maxLength: 500 }) }),
       },
@@ -48,6 +56,8 @@ export async function adminWalletRoutes(app: FastifyInstance, svc: Services): Pr
     {
       schema: {
         tags,
+        summary: 'A partner wallet statement (JSON or CSV)',
+        operationId: 'getWalletStatement',
         params: Id,
         querystring: Type.Object({
           from: Day,

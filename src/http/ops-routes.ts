@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import type { Services } from '../app/services.ts';
 import { findDocument } from '../db/repos/orders.ts';
 import { reasonBody, sendError } from './errors.ts';
+import { OPERATOR_SCHEME } from './openapi.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -17,8 +18,10 @@ export async function opsRoutes(
 ): Promise<void> {
   const accepted = opts.metricsTokens.map(digest);
   const tags = ['operations'];
-  app.get('/healthz', { schema: { tags } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { tags } }, async (_req, reply) => {
+  const health = { tags, summary: 'The process is up', operationId: 'getHealth' };
+  app.get('/healthz', { schema: health }, async () => ({ status: 'ok' }));
+  const ready = { tags, summary: 'The database is reachable', operationId: 'getReadiness' };
+  app.get('/readyz', { schema: ready }, async (_req, reply) => {
     try {
       await sql`select 1`.execute(svc.db);
       return { status: 'ready' };
@@ -28,7 +31,13 @@ export async function opsRoutes(
   });
   // Metrics name routes, partners' volumes and queue depths: an operator's token (or METRICS_TOKEN,
   // for a scraper that should hold nothing more) is needed to read them.
-  app.get('/metrics', { schema: { tags, hide: true } }, async (req, reply) => {
+  const metrics = {
+    tags,
+    summary: 'Prometheus metrics',
+    operationId: 'getMetrics',
+    security: [{ [OPERATOR_SCHEME]: [] }],
+  };
+  app.get('/metrics', { schema: metrics }, async (req, reply) => {
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     if (!m)
       return sendError(reply, { statusCode: 401, error: 'Unauthorized', message: 'Missing Bearer token' });
@@ -39,7 +48,8 @@ export async function opsRoutes(
     return reply.type(registry.contentType).send(await registry.metrics());
   });
   // The token is 128 random bits: knowing the URL is the permission, as the file URL is given to the partner.
-  app.get('/files/:name', { schema: { tags, summary: 'Policy PDF' } }, async (req, reply) => {
+  const policy = { tags, summary: 'Policy PDF', operationId: 'getPolicyDocument' };
+  app.get('/files/:name', { schema: policy }, async (req, reply) => {
     const m = /^([0-9a-f]{32,64})\.pdf$/.exec((req.params as { name: string }).name);
     const pdf = m ? await findDocument(svc.db, m[1]!) : undefined;
     if (!pdf) return sendError(reply, reasonBody(404, 'Document not found'));

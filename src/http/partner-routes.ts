@@ -10,7 +10,7 @@ import { installIdempotency } from './idempotency.ts';
 import { installPartnerAuth } from './partner-auth.ts';
 import { PRODUCT_MODULES } from '../products/registry.ts';
 import { compileJsonWriter } from './json-writer.ts';
-import { quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
+import { partnerDoc as doc, quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
 import { walletRoutes } from './wallet-routes.ts';
 
 /** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
@@ -47,7 +47,6 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
         { statusCode: 429 },
       ),
   });
-  const doc = (summary: string) => ({ tags: ['partner'], summary, security: [{ hmac: [] }] });
   /**
    * get-offers answers bytes, written by a serialiser compiled from each product's response schema
    * at start-up (json-writer.ts: catalogue text that does not change is encoded once).
@@ -61,7 +60,7 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
 
   app.post(
     '/v1/get-offers',
-    { schema: { ...doc('Quote prices for one product'), ...routes.getOffers } },
+    { schema: { ...doc('Quote prices for one product', 'getOffers'), ...routes.getOffers } },
     async (req, reply) => {
       const body = req.body as { product: string };
       const offers = await quote(svc, req.partner, body);
@@ -73,13 +72,16 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
   );
   app.post(
     '/v1/create-order',
-    { schema: { ...doc('Create a draft order'), ...routes.createOrder }, config: { idempotent: true } },
+    {
+      schema: { ...doc('Create a draft order', 'createOrder'), ...routes.createOrder },
+      config: { idempotent: true },
+    },
     async (req) => createOrder(svc, req.partner, req.body as CreateOrderInput),
   );
   app.post(
     '/v1/confirm-order',
     {
-      schema: { ...doc('Record the customer payment of a draft'), ...routes.confirmOrder },
+      schema: { ...doc('Record the customer payment of a draft', 'confirmOrder'), ...routes.confirmOrder },
       config: { idempotent: true },
     },
     async (req) => {
@@ -87,8 +89,10 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
       return confirmOrder(svc, req.partner, body.id, body.payment);
     },
   );
-  app.post('/v1/get-order', { schema: { ...doc('Read an order'), ...routes.getOrder } }, async (req) =>
-    getOrder(svc, req.partner, (req.body as { id: string }).id),
+  app.post(
+    '/v1/get-order',
+    { schema: { ...doc('Read an order', 'getOrder'), ...routes.getOrder } },
+    async (req) => getOrder(svc, req.partner, (req.body as { id: string }).id),
   );
   await walletRoutes(app, svc);
 }

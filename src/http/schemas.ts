@@ -21,8 +21,18 @@ export const OperatorBody = <T extends TProperties>(properties: T): TObject<T> =
 
 const errors = { '4xx': Type.Ref(ErrorResponse), '5xx': Type.Ref(ErrorResponse) };
 
-/** A oneOf over the products, picked by `product` (Ajv discriminator), so errors name the right branch's field. */
-function byProduct(pick: (m: (typeof PRODUCT_MODULES)[number]) => TObject): TSchema {
+/** The documentation of a partner route: `security` is set for every /v1 route by openapi.ts. */
+export const partnerDoc = (summary: string, operationId: string) => ({
+  tags: ['partner'],
+  summary,
+  operationId,
+});
+
+/**
+ * A oneOf over the products, picked by `product` (Ajv discriminator), so errors name the right branch's
+ * field. Each branch is titled (`VignetteRoQuote`, `RcaOrderItem`…): the API document names its variants so.
+ */
+function byProduct(pick: (m: (typeof PRODUCT_MODULES)[number]) => TObject, kind: string): TSchema {
   return Type.Unsafe({
     type: 'object',
     required: ['product'],
@@ -31,6 +41,7 @@ function byProduct(pick: (m: (typeof PRODUCT_MODULES)[number]) => TObject): TSch
       const s = pick(m);
       return {
         ...s,
+        title: `${m.product.replace(/(?:^|[-:])([a-z])/g, (_, c: string) => c.toUpperCase())}${kind}`,
         properties: { product: Type.Literal(m.product), ...s.properties },
         required: ['product', ...(s.required ?? [])],
       };
@@ -132,7 +143,7 @@ export const quoteResponseOf = (product: string): TSchema =>
 
 export const routes = {
   getOffers: {
-    body: byProduct((m) => m.quoteSchema),
+    body: byProduct((m) => m.quoteSchema, 'Quote'),
     response: {
       200: quoteResponses.length ? Type.Union([OffersResponse, ...quoteResponses]) : OffersResponse,
       ...errors,
@@ -142,7 +153,7 @@ export const routes = {
     body: Type.Object({
       customer: Customer,
       products: Type.Array(
-        byProduct((m) => m.orderSchema),
+        byProduct((m) => m.orderSchema, 'OrderItem'),
         { minItems: 1, maxItems: 10 },
       ),
     }),

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Services } from '../app/services.ts';
@@ -8,6 +6,7 @@ import { countOrdersByStatus } from '../db/repos/orders.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { installErrorHandler } from './errors.ts';
 import { installMetrics, type MetricsSources } from './metrics.ts';
+import { registerApiDocs } from './openapi.ts';
 import { opsRoutes } from './ops-routes.ts';
 import { partnerRoutes } from './partner-routes.ts';
 import { installRawBodyParser } from './raw-body.ts';
@@ -97,29 +96,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<F
   installRawBodyParser(app);
   for (const s of sharedSchemas) app.addSchema(s);
 
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'Polita partner API',
-        version: '1.0.0',
-        description: 'Insurance and road-vignette issuance for partners.',
-      },
-      components: {
-        securitySchemes: {
-          hmac: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'X-Hmac-Signature',
-            description:
-              '<PARTNER_ID>:<lowercase hex HMAC-SHA512 of the raw body, keyed with the partner secret>',
-          },
-        },
-      },
-    },
-    refResolver: { buildLocalReference: (json, _base, _frag, i) => (json.$id as string) ?? `def-${i}` },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await registerApiDocs(app, svc);
 
   const registry = installMetrics(app, {
     ordersByStatus: () => countOrdersByStatus(svc.db),

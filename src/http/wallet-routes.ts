@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { getBalance } from '../app/get-balance.ts';
 import { payFromWallet } from '../app/pay-from-wallet.ts';
 import type { Services } from '../app/services.ts';
-import { ErrorResponse, Order } from './schemas.ts';
+import { ErrorResponse, Order, partnerDoc as doc } from './schemas.ts';
 
 const errors = { '4xx': Type.Ref(ErrorResponse), '5xx': Type.Ref(ErrorResponse) };
 
@@ -34,16 +34,18 @@ export const walletSchemas = {
  * signature check runs before these handlers exactly as for the order endpoints.
  */
 export async function walletRoutes(app: FastifyInstance, svc: Services): Promise<void> {
-  const doc = (summary: string) => ({ tags: ['partner'], summary, security: [{ hmac: [] }] });
   app.post(
     '/v1/get-balance',
-    { schema: { ...doc('Read the prepaid wallet balance'), ...walletSchemas.getBalance } },
+    { schema: { ...doc('Read the prepaid wallet balance', 'getBalance'), ...walletSchemas.getBalance } },
     async (req) => getBalance(svc, req.partner),
   );
   app.post(
     '/v1/pay-order-from-balance',
     {
-      schema: { ...doc('Pay a draft order from the prepaid wallet'), ...walletSchemas.payOrderFromBalance },
+      schema: {
+        ...doc('Pay a draft order from the prepaid wallet', 'payOrderFromBalance'),
+        ...walletSchemas.payOrderFromBalance,
+      },
       config: { idempotent: true },
     },
     async (req) => payFromWallet(svc, req.partner, (req.body as { id: string }).id),

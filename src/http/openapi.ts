@@ -1,0 +1,453 @@
+import { readFileSync } from 'node:fs';
+import swagger, { type SwaggerTransform } from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Services } from '../app/services.ts';
+import { localDate } from '../domain/time.ts';
+import { TEST_VEHICLES } from '../providers/sandbox/vehicles.ts';
+import { productExamples } from './openapi-examples.ts';
+import { ErrorResponse } from './schemas.ts';
+
+/** Security scheme names: the partner signature (/v1) and the operator's bearer token (/admin, /metrics). */
+export const PARTNER_SCHEME = 'hmac';
+export const OPERATOR_SCHEME = 'operatorToken';
+
+type Node = Record<string, unknown>;
+const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The API document (/openapi.json) and its page (/docs). OpenAPI 3.0.3, not 3.1: the code generators
+ * partners use (openapi-generator, NSwag, oapi-codegen, AutoRest) read 3.0 fully and 3.1 partly or
+ * not at all, so the JSON Schema the routes validate with is rewritten into 3.0's dialect for the
+ * document only (toOpenapi30); the routes' own validation and serialisation are untouched.
+ * Request examples carry dates counted from the service clock, added on every request.
+ */
+export async function registerApiDocs(app: FastifyInstance, svc: Services): Promise<void> {
+  const { sandbox, publicBaseUrl } = svc.config;
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Polita partner API',
+        version: '1.0.0',
+        description: apiDescription(sandbox),
+        // A private B2B API: its use is governed by the partner agreement, there is no public licence.
+        license: { name: 'Proprietary: use under the Polita partner agreement' },
+      },
+      servers: [{ url: publicBaseUrl, description: sandbox ? 'Sandbox' : 'Production' }],
+      tags: [
+        { name: 'partner', description: 'The partner API: signed POST requests with JSON bodies' },
+        { name: 'operator', description: 'The operator API, behind the operator’s bearer token' },
+        { name: 'operations', description: 'Health, readiness, metrics and the policy documents' },
+      ],
+      components: {
+        securitySchemes: {
+          [PARTNER_SCHEME]: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Hmac-Signature',
+            description:
+              '`<partner id>:<signature>`, where the signature is the lowercase hex HMAC-SHA512 of the ' +
+              'exact request body bytes, keyed with the partner secret (see "Signing requests").',
+          },
+          [OPERATOR_SCHEME]: {
+            type: 'http',
+            scheme: 'bearer',
+            description: '`Authorization: Bearer <token>` with an operator token (ADMIN_TOKEN).',
+          },
+        },
+      },
+    },
+    transform: describeRoute,
+    transformObject: (d) => toOpenapi30((d as unknown as { openapiObject: Node }).openapiObject),
+    refResolver: { buildLocalReference: (json, _base, _frag, i) => (json.$id as string) ?? `def-${i}` },
+  });
+
+  const today = async () => localDate(await svc.clock.now());
+  const days = new WeakMap<FastifyRequest, string>();
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: sandbox
+      ? {
+          // Defers to the script the page loads (docs-try-it-out.js), which signs /v1 requests.
+          requestInterceptor: (request) =>
+            (globalThis as unknown as { politaSign(r: typeof request): Promise<typeof request> }).politaSign(
+              request,
+            ),
+        }
+      : // Outside the sandbox the page only reads: no request leaves it.
+        { supportedSubmitMethods: [] },
+    theme: sandbox
+      ? {
+          title: 'Polita API (sandbox)',
+          js: [
+            {
+              filename: 'try-it-out.js',
+              content: readFileSync(new URL('./docs-try-it-out.js', import.meta.url), 'utf8'),
+            },
+          ],
+        }
+      : { title: 'Polita API' },
+    uiHooks: {
+      preHandler: async (req) => {
+        if (req.url.endsWith('/json') || req.url.endsWith('/yaml')) days.set(req, await today());
+      },
+    },
+    transformSpecificationClone: false,
+    transformSpecification: (doc, req) => {
+      const out = withExamples(doc, days.get(req) ?? localDate(Date.now()));
+      // Try it out calls the first server: in the sandbox, the origin the page was loaded from (when
+      // it is not PUBLIC_BASE_URL, say localhost against 127.0.0.1), so the browser calls no other site.
+      const here = `${req.protocol}://${req.host}`;
+      if (sandbox && here !== publicBaseUrl)
+        out.servers = [{ url: here, description: 'This page’s origin' }, ...(out.servers as Node[])];
+      return out;
+    },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () =>
+    withExamples(app.swagger() as unknown as Node, await today()),
+  );
+}
+
+const error = (description: string, extra: Node = {}) => ({
+  ...Type.Ref(ErrorResponse),
+  description,
+  ...extra,
+});
+const done = (description: string) => ({ type: 'object', description });
+
+/** The 200 answer of each partner route, in a sentence. */
+const PARTNER_SUCCESS: Record<string, string> = {
+  '/v1/get-offers': 'The offers (`[]` when none applies); medical: offers keyed by insured amount',
+  '/v1/create-order': 'The draft order, priced',
+  '/v1/confirm-order': 'The order, paid: issuance has started',
+  '/v1/get-order': 'The order; once completed, its products with their policy PDFs',
+  '/v1/pay-order-from-balance': 'The order, paid from the wallet: issuance has started',
+};
+
+/** What the document says of some operator routes beyond the rule (200, no 409). */
+const OPERATOR_ROUTES: Record<string, { created?: true; conflict?: string }> = {
+  'POST /admin/partners': { created: true },
+  'POST /admin/partners/:id/secrets': { created: true },
+  'POST /admin/orders/:id/refund': { conflict: 'The order is not failed or completed, or already refunded' },
+  'POST /admin/partners/:id/webhook-test': { conflict: 'The partner has no webhook URL' },
+};
+
+/** The answers of the routes outside /v1 and /admin, which have no response schema of their own. */
+const OPS_RESPONSES: Record<string, Node> = {
+  '/healthz': { 200: Type.Object({ status: Type.Literal('ok') }, { description: 'The process is up' }) },
+  '/readyz': {
+    200: Type.Object({ status: Type.Literal('ready') }, { description: 'The database is reachable' }),
+    503: error('The database is unreachable'),
+  },
+  '/metrics': {
+    200: {
+      description: 'Prometheus text exposition format',
+      content: { 'text/plain': { schema: { type: 'string' } } },
+    },
+    401: error('No bearer token'),
+    403: error('The token is neither an operator token nor METRICS_TOKEN'),
+  },
+  '/files/:name': {
+    200: {
+      description: 'The policy PDF',
+      content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
+    },
+    404: error('Document not found'),
+  },
+};
+
+/**
+ * Per route, for the document only: the security scheme by prefix, the error answers each route can
+ * give (decisions.md §1, §2, §9), and the Idempotency-Key header of the idempotent writes.
+ */
+const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
+  if (!schema || (schema as Node).hide) return { schema, url };
+  const s = { ...(schema as Node) };
+  const method = String(route.method);
+  const hasInput = Boolean(s.body || s.params || s.querystring);
+  if (url.startsWith('/v1/')) {
+    const idempotent = route.config?.idempotent === true;
+    const wallet = url === '/v1/get-balance' || url === '/v1/pay-order-from-balance';
+    const success = (s.response as Node | undefined)?.[200] as Node;
+    s.security = [{ [PARTNER_SCHEME]: [] }];
+    s.response = {
+      200: { ...success, description: PARTNER_SUCCESS[url] ?? success.description },
+      400: error(
+        'A field failing the schema (named in `message`), a body that is not JSON or, on get-offers and the wallet, a product or wallet rule (the reason in `error`)',
+      ),
+      401: error('The X-Hmac-Signature header is missing'),
+      403: error(
+        wallet
+          ? 'The signature is invalid, the partner has no wallet, or balance spending is disabled'
+          : 'The signature is invalid (wrong secret or partner id, body changed after signing) or the partner is disabled',
+      ),
+      ...(url === '/v1/get-balance'
+        ? {}
+        : { 404: error(url === '/v1/get-offers' ? 'Vehicle not found' : 'Order not found') }),
+      ...(idempotent
+        ? {
+            409: error(
+              'The Idempotency-Key was used with another body, or its first request is still running',
+            ),
+          }
+        : {}),
+      413: error('The body is larger than 64 KiB'),
+      429: error('Over the partner’s requests a minute, or too many failed signatures from this address', {
+        headers: { 'retry-after': Type.Integer({ description: 'Seconds to wait' }) },
+      }),
+      500: error(
+        url === '/v1/create-order' || url === '/v1/confirm-order'
+          ? 'A product rule refused the order: `message` is `[API] <reason>`. Without `[API]`: an unexpected failure, with a request id'
+          : 'An unexpected failure; `message` carries a request id',
+      ),
+    };
+    if (idempotent) {
+      s.headers = Type.Object({
+        'Idempotency-Key': Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 255,
+            pattern: '^[\\x21-\\x7e]+$',
+            description:
+              'Optional. The same key with the same body within 24 h returns the first answer again, byte for byte, with `Idempotent-Replayed: true`',
+          }),
+        ),
+      });
+    }
+  } else if (url.startsWith('/admin/')) {
+    const facts = OPERATOR_ROUTES[`${method} ${url}`] ?? {};
+    s.security = [{ [OPERATOR_SCHEME]: [] }];
+    s.response = {
+      ...(facts.created ? { 201: done('Created') } : { 200: done('Done') }),
+      ...(hasInput ? { 400: error('A field failing the schema, or a refused action, with the reason') } : {}),
+      401: error('The Authorization header carries no bearer token'),
+      403: error('The bearer token is not an operator token'),
+      ...(url.includes('/:') ? { 404: error('Not found') } : {}),
+      ...(facts.conflict ? { 409: error(facts.conflict) } : {}),
+    };
+  } else {
+    s.security ??= [];
+    s.response = { '4xx': error('A refused request, with the reason'), ...OPS_RESPONSES[url] };
+  }
+  return { schema: s, url };
+};
+
+/**
+ * Rewrites what @fastify/swagger emits from the routes' JSON Schema into OpenAPI 3.0: numeric
+ * exclusive bounds become boolean ones, if/then becomes prose, unions of constants become one enum,
+ * and the per-product variants (oneOf on `product`) become named schemas with a discriminator mapping.
+ */
+export function toOpenapi30(doc: Node): Node {
+  const hoisted: Node = {};
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (!isNode(v)) return v;
+    const out: Node = {};
+    for (const [k, child] of Object.entries(v)) out[k] = walk(child);
+    return hoistVariants(mergeConstants(describeConditions(exclusiveBounds(out))), hoisted);
+  };
+  const out = walk(doc) as Node & { components?: Node };
+  const components = (out.components ??= {});
+  components.schemas = { ...(components.schemas as Node | undefined), ...hoisted };
+  return out;
+}
+
+function exclusiveBounds(s: Node): Node {
+  for (const [bound, limit] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
+    if (typeof s[bound] === 'number') {
+      s[limit] = s[bound];
+      s[bound] = true;
+    }
+  }
+  return s;
+}
+
+/** `allOf: [{if: {properties: {type: {enum: [x]}}}, then: {required: [...]}}]` → a sentence in `description`. */
+function describeConditions(s: Node): Node {
+  if (!Array.isArray(s.allOf) || !s.allOf.some((c) => isNode(c) && 'if' in c)) return s;
+  const sentences: string[] = [];
+  const kept = s.allOf.filter((c) => {
+    if (!isNode(c) || !isNode(c.if) || !isNode(c.then)) return true;
+    const [field, test] = Object.entries((c.if.properties ?? {}) as Record<string, Node>)[0] ?? [];
+    const value = (test?.enum as unknown[] | undefined)?.[0] ?? test?.const;
+    const then = c.then;
+    const required = Array.isArray(then.required)
+      ? `${(then.required as string[]).map((f) => `\`${f}\``).join(', ')} are required`
+      : `one of ${((then.anyOf ?? []) as Node[]).map((a) => `\`${(a.required as string[]).join('`, `')}\``).join(' or ')} is required`;
+    sentences.push(`When \`${field}\` is \`${String(value)}\`, ${required}.`);
+    return false;
+  });
+  const out: Node = { ...s, description: [s.description, ...sentences].filter(Boolean).join(' ') };
+  if (kept.length) out.allOf = kept;
+  else delete out.allOf;
+  return out;
+}
+
+/** `anyOf: [{type: string, enum: [a]}, {type: string, enum: [b]}]` → `{type: string, enum: [a, b]}`. */
+function mergeConstants(s: Node): Node {
+  const branches = s.anyOf;
+  if (!Array.isArray(branches) || branches.length === 0) return s;
+  const type = (branches[0] as Node).type;
+  const single = (b: unknown) =>
+    isNode(b) &&
+    b.type === type &&
+    Array.isArray(b.enum) &&
+    Object.keys(b).every((k) => k === 'type' || k === 'enum');
+  if (!branches.every(single)) return s;
+  const { anyOf: _, ...rest } = s;
+  return { ...rest, type, enum: branches.flatMap((b) => (b as Node).enum as unknown[]) };
+}
+
+/** A oneOf of titled branches picked by `product` → `$ref`s to named schemas and a discriminator mapping. */
+function hoistVariants(s: Node, schemas: Node): Node {
+  const discriminator = s.discriminator as Node | undefined;
+  if (!discriminator || !Array.isArray(s.oneOf)) return s;
+  const property = discriminator.propertyName as string;
+  const mapping: Record<string, string> = {};
+  const oneOf = s.oneOf.map((branch) => {
+    if (!isNode(branch) || typeof branch.title !== 'string') return branch;
+    const ref = `#/components/schemas/${branch.title}`;
+    schemas[branch.title] = branch;
+    const values = ((branch.properties as Record<string, Node>)[property]?.enum ?? []) as string[];
+    for (const value of values) mapping[value] = ref;
+    return { $ref: ref };
+  });
+  return { ...s, oneOf, discriminator: { ...discriminator, mapping } };
+}
+
+/** The document with a working request example per product (and per endpoint), dated from `today`. */
+export function withExamples(doc: Readonly<Node>, today: string): Node {
+  const copy = structuredClone(doc) as Node;
+  const examples = Object.entries(productExamples(today));
+  const set = (path: string, named: Record<string, { summary: string; value: unknown }>) => {
+    const paths = copy.paths as Record<string, Record<string, Node>>;
+    const media = (paths[path]?.post?.requestBody as Node | undefined)?.content as
+      Record<string, Node> | undefined;
+    if (media?.['application/json']) media['application/json'].examples = named;
+  };
+  const named = (pick: 'quote' | 'order', summary: (product: string) => string) =>
+    Object.fromEntries(
+      examples.map(([p, e]) => [p.replace(':', '-'), { summary: summary(p), value: e[pick] }]),
+    );
+  set(
+    '/v1/get-offers',
+    named('quote', (p) => `Quote ${p}`),
+  );
+  set(
+    '/v1/create-order',
+    named('order', (p) => `Order ${p}, dated from ${today}`),
+  );
+  const order = { summary: 'An order id from create-order', value: { id: 'IAI123456ABC' } };
+  set('/v1/get-order', { order });
+  set('/v1/pay-order-from-balance', { order });
+  set('/v1/get-balance', { balance: { summary: 'An empty object', value: {} } });
+  set('/v1/confirm-order', {
+    payment: {
+      summary: 'The customer’s payment of a draft (the amount is the order price)',
+      value: {
+        id: 'IAI123456ABC',
+        payment: {
+          receipt_id: 'RRN000123456',
+          transaction_id: 'TX000123456',
+          paid_at: Date.parse(`${today}T09:00:00Z`),
+          amount: 1234.5,
+          currency: 'MDL',
+        },
+      },
+    },
+  });
+  return copy;
+}
+
+function apiDescription(sandbox: boolean): string {
+  const vehicles = TEST_VEHICLES.map(
+    (v) =>
+      `| \`${v.certificate}\` | ${v.plate} | ${v.make} ${v.model} | ${v.year} | ${v.category} | ${v.fuel} | ${v.vin ?? '(none)'} | \`${v.owner.idnx}\` |`,
+  );
+  return `Insurance policies and road vignettes for partners. The flow: quote (\`get-offers\`), create a draft
+(\`create-order\`), pay it (\`confirm-order\` with the customer's payment, or \`pay-order-from-balance\` from the
+prepaid wallet), then poll \`get-order\` (or wait for the webhook) until \`completed\`: each issued product then
+carries \`file\`, the URL of its policy PDF. Drafts expire at 23:59:59 (Europe/Chisinau) of their creation day.
+
+Money is a JSON number in MDL with at most 2 decimals; dates are \`yyyy-mm-dd\` in Europe/Chisinau.
+Each request schema of get-offers and create-order is a variant per \`product\`; every variant has an example.
+
+## Signing requests
+
+Every \`/v1\` call is a \`POST\` with a JSON body and the header \`X-Hmac-Signature: <partner id>:<signature>\`,
+where the signature is the lowercase hex HMAC-SHA512 of the exact body bytes sent, keyed with the partner
+secret. Serialise the body once, sign that string and send that same string: re-serialising after signing
+(another key order, other whitespace) breaks the signature. A missing header answers 401; a wrong signature,
+an unknown partner id or a disabled partner answers 403, without saying which.
+
+\`\`\`js
+// Node.js 20 or later
+import { createHmac } from 'node:crypto';
+
+const body = JSON.stringify({ product: 'rca', vehicle: '100000001', duration: 365, idnx: '2003000000016' });
+const signature = createHmac('sha512', secret).update(body).digest('hex');
+const res = await fetch(\`\${baseUrl}/v1/get-offers\`, {
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json', 'X-Hmac-Signature': \`\${partnerId}:\${signature}\` },
+  body,
+});
+\`\`\`
+
+\`\`\`sh
+BODY='{"product":"baggage","baggage_pcs":2}'
+SIG=$(printf '%s' "$BODY" | openssl dgst -sha512 -hmac "$SECRET" | sed 's/^.* //')
+curl -s "$BASE_URL/v1/get-offers" -H 'Content-Type: application/json' \\
+  -H "X-Hmac-Signature: $PARTNER_ID:$SIG" --data-binary "$BODY"
+\`\`\`
+
+Webhooks (\`{"orderId": "...", "status": "completed"}\`) carry the same header over their raw body; verify
+it before trusting one, and poll \`get-order\` as the source of truth.
+
+create-order, confirm-order and pay-order-from-balance accept an optional \`Idempotency-Key\` header: a retry
+with the same key and body gets the first answer again and changes nothing.
+
+## Errors
+
+Every error is JSON: \`{"statusCode": 400, "error": "<reason>", "message": "<reason>"}\`.
+
+- 4xx: the reason is in both \`error\` and \`message\`. A field failing the schema answers 400 naming it,
+  for example \`body/products/0/start_date must match format "date"\`.
+- create-order and confirm-order report a product rule (a date out of range, an unknown vehicle or
+  company, the RO vignette rules) as **500** with \`message: "[API] <reason>"\`; get-offers reports the same
+  rules as 400 (404 for an unknown vehicle).
+- A 500 without \`[API]\` is an unexpected failure; its \`message\` carries only a request id (also in
+  the \`X-Request-Id\` header). A write retried with its \`Idempotency-Key\` is safe.
+- 429: over the rate limit; \`Retry-After\` says how many seconds to wait.
+
+## Operator API
+
+\`/admin\` is for the people running the service: \`Authorization: Bearer <token>\` with an operator token.
+The partner signature never opens \`/admin\`, and an operator token never opens \`/v1\`.
+${
+  sandbox
+    ? `
+## Sandbox
+
+This service is a sandbox: its providers are simulated, and the demo partner (id \`demo\`) has a funded wallet;
+its secret is printed when the service starts. On the /docs page, type a partner id and secret into
+"Sandbox request signing" and "Try it out" signs each request in the browser. The operator can move the
+service clock (\`PUT /admin/sandbox/clock\`); the examples' dates follow it.
+
+Test vehicles of the sandbox's MD registry (\`999999999\` is not registered: 404). \`100000010\` makes every
+issuance fail; \`100000009\` has an RO vignette active until today + 5 days.
+
+| \`vehicle\` | Plate | Make and model | Year | Category | Fuel | VIN | Owner IDNX |
+|---|---|---|---|---|---|---|---|
+${vehicles.join('\n')}
+
+Valid identity numbers: IDNO \`1021600002204\`, \`1003600001232\`; IDNP \`2003000000016\`, \`2005123456783\`,
+\`0990123456780\`.
+`
+    : ''
+}`;
+}
