@@ -4,7 +4,6 @@ import * as prettier from 'prettier';
 import { ErrorResponse, IssuedProduct, Offer, Order, routes } from '../src/http/schemas.ts';
 import { walletSchemas } from '../src/http/wallet-routes.ts';
 import { PRODUCT_MODULES } from '../src/products/registry.ts';
-import { PRODUCTS } from '../src/products/types.ts';
 
 /**
  * `npm run sdk:types`: writes sdk/src/types.ts, the SDK's wire types, from the very schemas that
@@ -189,7 +188,6 @@ const key = (p: string) => (/^[A-Za-z_$][\w$]*$/.test(p) ? p : `'${p}'`);
 
 /** The TypeScript source of sdk/src/types.ts, formatted as the repository's Prettier settings say. */
 export async function generate(): Promise<string> {
-  const modules = PRODUCTS.flatMap((p) => PRODUCT_MODULES.filter((m) => m.product === p));
   const byProduct = (oneOf: Schema[]) =>
     new Map(oneOf.map((branch) => [branch.properties.product.const as string, branch]));
   const quoteBranches = byProduct(routes.getOffers.body.oneOf);
@@ -207,7 +205,7 @@ export async function generate(): Promise<string> {
 
   // Offers and issued products: every field the service may serialise for the product, all optional
   // as in the response schemas (Offer and IssuedProduct), with `product` as the product's literal.
-  const ownKeys = new Set(modules.flatMap((m) => Object.keys(m.offerProperties)));
+  const ownKeys = new Set(PRODUCT_MODULES.flatMap((m) => Object.keys(m.offerProperties)));
   const commonOfferKeys = Object.keys(Offer.properties).filter((k) => !ownKeys.has(k) && k !== 'product');
   // The product's own fields typed as its module declares them, the shared ones as the response schema.
   const pick = (shared: Schema, keys: string[]) =>
@@ -223,18 +221,18 @@ export async function generate(): Promise<string> {
     '// partner API: src/http/schemas.ts, src/http/wallet-routes.ts and src/products/*. Do not edit.',
     '',
     `/** The product strings. */`,
-    `export type Product = ${modules.map((m) => `'${m.product}'`).join(' | ')};`,
+    `export type Product = ${PRODUCT_MODULES.map((m) => `'${m.product}'`).join(' | ')};`,
     '',
     '/** get-offers request body of each product. */',
     'export interface QuoteRequests {',
-    ...modules.map(
+    ...PRODUCT_MODULES.map(
       (m) => `${key(m.product)}: ${e.type(quoteBranches.get(m.product)!, `quote/${m.product}`)};`,
     ),
     '}',
     '',
     '/** One offer of each product (get-offers). Not every product returns every field. */',
     'export interface Offers {',
-    ...modules.map(
+    ...PRODUCT_MODULES.map(
       (m) =>
         `${key(m.product)}: ${e.type(
           fields(m.product, false, pick(Offer, commonOfferKeys), m.offerProperties),
@@ -245,7 +243,7 @@ export async function generate(): Promise<string> {
     '',
     '/** get-offers response body of each product. */',
     'export interface QuoteResponses {',
-    ...modules.map(
+    ...PRODUCT_MODULES.map(
       (m) =>
         `${key(m.product)}: ${
           m.quoteResponse
@@ -257,14 +255,14 @@ export async function generate(): Promise<string> {
     '',
     '/** A create-order product object of each product. */',
     'export interface OrderItems {',
-    ...modules.map(
+    ...PRODUCT_MODULES.map(
       (m) => `${key(m.product)}: ${e.type(orderBranches.get(m.product)!, `order-item/${m.product}`)};`,
     ),
     '}',
     '',
     '/** An issued product of each product, in `products[]` of a completed order. */',
     'export interface IssuedProducts {',
-    ...modules.map(
+    ...PRODUCT_MODULES.map(
       (m) =>
         `${key(m.product)}: ${e.type(
           fields(m.product, true, m.issuedProperties, pick(IssuedProduct, ['file'])),

@@ -3,86 +3,22 @@
 
 /** The product strings. */
 export type Product =
-  | 'vignette:ro'
-  | 'green-card'
   | 'rca'
+  | 'vignette:md'
+  | 'vignette:eu'
+  | 'roadside-assistance-eu'
+  | 'green-card'
   | 'medical'
   | 'baggage'
   | 'road-tax'
-  | 'vignette:md'
-  | 'vignette:eu'
-  | 'roadside-assistance-eu';
+  | 'vignette:ro';
 
 /** get-offers request body of each product. */
 export interface QuoteRequests {
-  'vignette:ro': {
-    product: 'vignette:ro';
-    /** MD vehicle certificate number, 9 digits */
-    vehicle?: string;
-    foreign_vehicle?: {
-      /** ISO2, not MD */
-      registration_country: string;
-      /** EU vehicle category */
-      category: 'M1' | 'M2' | 'M3' | 'N1' | 'N2' | 'N3' | 'L' | 'O1' | 'O2' | 'O3' | 'O4';
-      /** kg; required for N1–N3 and O1–O4 */
-      max_authorized_mass?: number;
-      /** Seats; required for M2 and M3 */
-      places?: number;
-      /** Enables the active-vignette check */
-      plate_number?: string;
-      /** 17 characters, ISO 3779; enables the active-vignette check */
-      vin?: string;
-    };
-    /** E0–E6 or EC, case-insensitive; omitted means E0 */
-    emission_class?: string;
-    /** true when the customer holds a document proving the class */
-    emission_proof_declared?: boolean;
-  };
-  'green-card': {
-    product: 'green-card';
-    /** EU or UA */
-    region: 'EU' | 'UA';
-    /** Days. Allowed: 15, 30, 60, 90, 120, 150, 180, 210, 240, 270, 300, 330, 365 */
-    duration: 15 | 30 | 60 | 90 | 120 | 150 | 180 | 210 | 240 | 270 | 300 | 330 | 365;
-    /** MD vehicle certificate number, 9 digits */
-    vehicle: string;
-    /** IDNP or IDNO, 13 digits with a valid check digit */
-    idnx: string;
-  };
   rca: {
     product: 'rca';
     /** Days. Allowed: 365 */
     duration: 365;
-    /** MD vehicle certificate number, 9 digits */
-    vehicle: string;
-    /** IDNP or IDNO, 13 digits with a valid check digit */
-    idnx: string;
-  };
-  medical: {
-    product: 'medical';
-    covered_territories: string[];
-    /** yyyy-mm-dd */
-    start_date: string;
-    /** yyyy-mm-dd; required for a single trip */
-    end_date?: string;
-    /** true: multiple trips; false: a single trip */
-    is_multiple_type: boolean;
-    /** Months; multiple trips */
-    availability?: number;
-    /** Insured days; multiple trips */
-    insured_days?: number;
-    include_additional_risk: boolean;
-    /** TRVL, WORK, BIZZ, STUDY, SKI, ADV */
-    activity: 'TRVL' | 'WORK' | 'BIZZ' | 'STUDY' | 'SKI' | 'ADV';
-    persons: string[];
-  };
-  baggage: {
-    product: 'baggage';
-    /** Checked pieces, 1 to 5 */
-    baggage_pcs: number;
-  };
-  'road-tax': {
-    product: 'road-tax';
     /** MD vehicle certificate number, 9 digits */
     vehicle: string;
     /** IDNP or IDNO, 13 digits with a valid check digit */
@@ -123,27 +59,76 @@ export interface QuoteRequests {
     /** MD vehicle certificate number, 9 digits */
     vehicle: string;
   };
+  'green-card': {
+    product: 'green-card';
+    /** EU or UA */
+    region: 'EU' | 'UA';
+    /** Days. Allowed: 15, 30, 60, 90, 120, 150, 180, 210, 240, 270, 300, 330, 365 */
+    duration: 15 | 30 | 60 | 90 | 120 | 150 | 180 | 210 | 240 | 270 | 300 | 330 | 365;
+    /** MD vehicle certificate number, 9 digits */
+    vehicle: string;
+    /** IDNP or IDNO, 13 digits with a valid check digit */
+    idnx: string;
+  };
+  medical: {
+    product: 'medical';
+    covered_territories: string[];
+    /** yyyy-mm-dd */
+    start_date: string;
+    /** yyyy-mm-dd; required for a single trip */
+    end_date?: string;
+    /** true: multiple trips; false: a single trip */
+    is_multiple_type: boolean;
+    /** Months; multiple trips */
+    availability?: number;
+    /** Insured days; multiple trips */
+    insured_days?: number;
+    include_additional_risk: boolean;
+    /** TRVL, WORK, BIZZ, STUDY, SKI, ADV */
+    activity: 'TRVL' | 'WORK' | 'BIZZ' | 'STUDY' | 'SKI' | 'ADV';
+    persons: string[];
+  };
+  baggage: {
+    product: 'baggage';
+    /** Checked pieces, 1 to 5 */
+    baggage_pcs: number;
+  };
+  'road-tax': {
+    product: 'road-tax';
+    /** MD vehicle certificate number, 9 digits */
+    vehicle: string;
+    /** IDNP or IDNO, 13 digits with a valid check digit */
+    idnx: string;
+  };
+  'vignette:ro': {
+    product: 'vignette:ro';
+    /** MD vehicle certificate number, 9 digits */
+    vehicle?: string;
+    foreign_vehicle?: {
+      /** ISO2, not MD */
+      registration_country: string;
+      /** EU vehicle category */
+      category: 'M1' | 'M2' | 'M3' | 'N1' | 'N2' | 'N3' | 'L' | 'O1' | 'O2' | 'O3' | 'O4';
+      /** kg; required for N1–N3 and O1–O4 */
+      max_authorized_mass?: number;
+      /** Seats; required for M2 and M3 */
+      places?: number;
+      /** Enables the active-vignette check */
+      plate_number?: string;
+      /** 17 characters, ISO 3779; enables the active-vignette check */
+      vin?: string;
+    };
+    /** E0–E6 or EC, case-insensitive; omitted means E0 */
+    emission_class?: string;
+    /** true when the customer holds a document proving the class */
+    emission_proof_declared?: boolean;
+  };
 }
 
 /** One offer of each product (get-offers). Not every product returns every field. */
 export interface Offers {
-  'vignette:ro': {
-    product?: 'vignette:ro';
-    name?: string;
-    price?: number;
-    currency?: string;
-    reference_price?: string;
-    reference_exchange_rate?: string;
-    min_start_date?: string;
-    max_interval?: number;
-    category?: string;
-    duration?: number;
-    external_category?: string;
-    emission_class?: string;
-    message?: string;
-  };
-  'green-card': {
-    product?: 'green-card';
+  rca: {
+    product?: 'rca';
     name?: string;
     price?: number;
     currency?: string;
@@ -154,8 +139,47 @@ export interface Offers {
     company?: string;
     duration?: number;
   };
-  rca: {
-    product?: 'rca';
+  'vignette:md': {
+    product?: 'vignette:md';
+    name?: string;
+    price?: number;
+    currency?: string;
+    reference_price?: string;
+    reference_exchange_rate?: string;
+    min_start_date?: string;
+    max_interval?: number;
+  };
+  'vignette:eu': {
+    product?: 'vignette:eu';
+    name?: string;
+    price?: number;
+    currency?: string;
+    reference_price?: string;
+    reference_exchange_rate?: string;
+    min_start_date?: string;
+    max_interval?: number;
+    country?: string;
+    country_name?: string;
+    validity?: string;
+    duration?: number;
+    vehicle_class?: string;
+    vehicle_class_info?: string;
+  };
+  'roadside-assistance-eu': {
+    product?: 'roadside-assistance-eu';
+    name?: string;
+    price?: number;
+    currency?: string;
+    reference_price?: string;
+    reference_exchange_rate?: string;
+    min_start_date?: string;
+    max_interval?: number;
+    period?: string;
+    car_model?: string;
+    plate_number?: string;
+  };
+  'green-card': {
+    product?: 'green-card';
     name?: string;
     price?: number;
     currency?: string;
@@ -199,8 +223,8 @@ export interface Offers {
     car_model?: string;
     plate_number?: string;
   };
-  'vignette:md': {
-    product?: 'vignette:md';
+  'vignette:ro': {
+    product?: 'vignette:ro';
     name?: string;
     price?: number;
     currency?: string;
@@ -208,43 +232,21 @@ export interface Offers {
     reference_exchange_rate?: string;
     min_start_date?: string;
     max_interval?: number;
-  };
-  'vignette:eu': {
-    product?: 'vignette:eu';
-    name?: string;
-    price?: number;
-    currency?: string;
-    reference_price?: string;
-    reference_exchange_rate?: string;
-    min_start_date?: string;
-    max_interval?: number;
-    country?: string;
-    country_name?: string;
-    validity?: string;
+    category?: string;
     duration?: number;
-    vehicle_class?: string;
-    vehicle_class_info?: string;
-  };
-  'roadside-assistance-eu': {
-    product?: 'roadside-assistance-eu';
-    name?: string;
-    price?: number;
-    currency?: string;
-    reference_price?: string;
-    reference_exchange_rate?: string;
-    min_start_date?: string;
-    max_interval?: number;
-    period?: string;
-    car_model?: string;
-    plate_number?: string;
+    external_category?: string;
+    emission_class?: string;
+    message?: string;
   };
 }
 
 /** get-offers response body of each product. */
 export interface QuoteResponses {
-  'vignette:ro': { offers: Array<Offers['vignette:ro']> };
-  'green-card': { offers: Array<Offers['green-card']> };
   rca: { offers: Array<Offers['rca']> };
+  'vignette:md': { offers: Array<Offers['vignette:md']> };
+  'vignette:eu': { offers: Array<Offers['vignette:eu']> };
+  'roadside-assistance-eu': { offers: Array<Offers['roadside-assistance-eu']> };
+  'green-card': { offers: Array<Offers['green-card']> };
   medical: {
     product: 'medical';
     offers: {
@@ -269,15 +271,51 @@ export interface QuoteResponses {
   };
   baggage: { offers: Array<Offers['baggage']> };
   'road-tax': { offers: Array<Offers['road-tax']> };
-  'vignette:md': { offers: Array<Offers['vignette:md']> };
-  'vignette:eu': { offers: Array<Offers['vignette:eu']> };
-  'roadside-assistance-eu': { offers: Array<Offers['roadside-assistance-eu']> };
+  'vignette:ro': { offers: Array<Offers['vignette:ro']> };
 }
 
 /** A create-order product object of each product. */
 export interface OrderItems {
-  'vignette:ro': {
-    product: 'vignette:ro';
+  rca: {
+    product: 'rca';
+    /** MD vehicle certificate number, 9 digits */
+    vehicle: string;
+    /** yyyy-mm-dd */
+    start_date: string;
+    duration: 365;
+    /** The offer `company` */
+    insurance_company: string;
+    /** IDNP or IDNO, 13 digits with a valid check digit */
+    idnx: string;
+  };
+  'vignette:md': {
+    product: 'vignette:md';
+    /** Driver IDNP (13 digits, MD residents) or passport number */
+    identity_document: string;
+    driver_full_name: string;
+    /** Vehicle registration country, ISO2 or ISO3, not MD */
+    country: string;
+    /** yyyy-mm-dd */
+    start_date: string;
+    /** Allowed per category: M1: 7_days, 15_days, 30_days, 90_days, 180_days, >180_days; others: 1_day, 7_days, 30_days, 90_days, 12_months */
+    period: '1_day' | '7_days' | '15_days' | '30_days' | '90_days' | '180_days' | '>180_days' | '12_months';
+    /** EU vehicle category */
+    vehicle_category: 'M1' | 'M2' | 'M3' | 'N1' | 'N2' | 'N3';
+    /** Plate; internal spaces kept for AT and DE */
+    registration_number: string;
+    /** VIN or chassis number, up to 17 letters and digits */
+    vin: string;
+    /** Driver residence, ISO2 or ISO3 */
+    residence_country?: string;
+  };
+  'vignette:eu': {
+    product: 'vignette:eu';
+    /** ISO2 destination */
+    country: string;
+    /** Option id from get-offers */
+    validity: string;
+    /** yyyy-mm-dd */
+    start_date: string;
     /** MD vehicle certificate number, 9 digits */
     vehicle?: string;
     foreign_vehicle?: {
@@ -285,27 +323,25 @@ export interface OrderItems {
       registration_country: string;
       /** EU vehicle category */
       category: 'M1' | 'M2' | 'M3' | 'N1' | 'N2' | 'N3' | 'L' | 'O1' | 'O2' | 'O3' | 'O4';
-      /** kg; required for N1–N3 and O1–O4 */
-      max_authorized_mass?: number;
-      /** Seats; required for M2 and M3 */
-      places?: number;
-      /** Real plate; internal spaces are kept for AT and DE */
       plate_number: string;
-      /** 17 characters, ISO 3779 (no I, O, Q) */
+      /** 17 characters, ISO 3779 (no I, O, Q); required for every country */
       vin: string;
       make?: string;
       model?: string;
+      /** kg */
+      max_authorized_mass?: number;
+      /** seats */
+      places?: number;
     };
-    /** yyyy-mm-dd */
+  };
+  'roadside-assistance-eu': {
+    product: 'roadside-assistance-eu';
+    /** MD vehicle certificate number, 9 digits */
+    vehicle: string;
+    /** yyyy-mm-dd, from today + 2 days to 60 days after that */
     start_date: string;
-    /** Days, from get-offers */
-    duration: number;
     /** From get-offers */
-    category: string;
-    /** E0–E6 or EC, case-insensitive; omitted means E0 */
-    emission_class?: string;
-    /** true when the customer holds a document proving the class */
-    emission_proof_declared?: boolean;
+    period: '15_days' | '12_months' | '12_months_plus';
   };
   'green-card': {
     product: 'green-card';
@@ -317,18 +353,6 @@ export interface OrderItems {
     duration: 15 | 30 | 60 | 90 | 120 | 150 | 180 | 210 | 240 | 270 | 300 | 330 | 365;
     /** EU or UA */
     region: 'EU' | 'UA';
-    /** The offer `company` */
-    insurance_company: string;
-    /** IDNP or IDNO, 13 digits with a valid check digit */
-    idnx: string;
-  };
-  rca: {
-    product: 'rca';
-    /** MD vehicle certificate number, 9 digits */
-    vehicle: string;
-    /** yyyy-mm-dd */
-    start_date: string;
-    duration: 365;
     /** The offer `company` */
     insurance_company: string;
     /** IDNP or IDNO, 13 digits with a valid check digit */
@@ -430,34 +454,8 @@ export interface OrderItems {
     locality_name: string;
     region: string;
   };
-  'vignette:md': {
-    product: 'vignette:md';
-    /** Driver IDNP (13 digits, MD residents) or passport number */
-    identity_document: string;
-    driver_full_name: string;
-    /** Vehicle registration country, ISO2 or ISO3, not MD */
-    country: string;
-    /** yyyy-mm-dd */
-    start_date: string;
-    /** Allowed per category: M1: 7_days, 15_days, 30_days, 90_days, 180_days, >180_days; others: 1_day, 7_days, 30_days, 90_days, 12_months */
-    period: '1_day' | '7_days' | '15_days' | '30_days' | '90_days' | '180_days' | '>180_days' | '12_months';
-    /** EU vehicle category */
-    vehicle_category: 'M1' | 'M2' | 'M3' | 'N1' | 'N2' | 'N3';
-    /** Plate; internal spaces kept for AT and DE */
-    registration_number: string;
-    /** VIN or chassis number, up to 17 letters and digits */
-    vin: string;
-    /** Driver residence, ISO2 or ISO3 */
-    residence_country?: string;
-  };
-  'vignette:eu': {
-    product: 'vignette:eu';
-    /** ISO2 destination */
-    country: string;
-    /** Option id from get-offers */
-    validity: string;
-    /** yyyy-mm-dd */
-    start_date: string;
+  'vignette:ro': {
+    product: 'vignette:ro';
     /** MD vehicle certificate number, 9 digits */
     vehicle?: string;
     foreign_vehicle?: {
@@ -465,107 +463,38 @@ export interface OrderItems {
       registration_country: string;
       /** EU vehicle category */
       category: 'M1' | 'M2' | 'M3' | 'N1' | 'N2' | 'N3' | 'L' | 'O1' | 'O2' | 'O3' | 'O4';
+      /** kg; required for N1–N3 and O1–O4 */
+      max_authorized_mass?: number;
+      /** Seats; required for M2 and M3 */
+      places?: number;
+      /** Real plate; internal spaces are kept for AT and DE */
       plate_number: string;
-      /** 17 characters, ISO 3779 (no I, O, Q); required for every country */
+      /** 17 characters, ISO 3779 (no I, O, Q) */
       vin: string;
       make?: string;
       model?: string;
-      /** kg */
-      max_authorized_mass?: number;
-      /** seats */
-      places?: number;
     };
-  };
-  'roadside-assistance-eu': {
-    product: 'roadside-assistance-eu';
-    /** MD vehicle certificate number, 9 digits */
-    vehicle: string;
-    /** yyyy-mm-dd, from today + 2 days to 60 days after that */
+    /** yyyy-mm-dd */
     start_date: string;
+    /** Days, from get-offers */
+    duration: number;
     /** From get-offers */
-    period: '15_days' | '12_months' | '12_months_plus';
+    category: string;
+    /** E0–E6 or EC, case-insensitive; omitted means E0 */
+    emission_class?: string;
+    /** true when the customer holds a document proving the class */
+    emission_proof_declared?: boolean;
   };
 }
 
 /** An issued product of each product, in `products[]` of a completed order. */
 export interface IssuedProducts {
-  'vignette:ro': {
-    product: 'vignette:ro';
-    vignette_series?: string;
-    plate_number?: string;
-    vehicle_category?: string;
-    vin_code?: string;
-    emission_class?: string;
-    emission_standard_name?: string;
-    country?: string;
-    transaction_id?: string;
-    start_date?: string;
-    end_date?: string;
-    validity?: string;
-    reference_price?: string;
-    reference_exchange_rate?: string;
-    supplier_exchange_rate?: string;
-    price?: number;
-    currency?: string;
-    /** URL of the policy PDF; only on a completed order */
-    file?: string;
-  };
-  'green-card': {
-    product: 'green-card';
-    plate_number?: string;
-    car_model?: string;
-    validity?: number;
-    reference_price?: string;
-    reference_exchange_rate?: string;
-    price?: number;
-    currency?: string;
-    /** URL of the policy PDF; only on a completed order */
-    file?: string;
-  };
   rca: {
     product: 'rca';
     plate_number?: string;
     car_model?: string;
     reference_price?: string;
     reference_exchange_rate?: string;
-    price?: number;
-    currency?: string;
-    /** URL of the policy PDF; only on a completed order */
-    file?: string;
-  };
-  medical: {
-    product: 'medical';
-    start_date?: string;
-    end_date?: string;
-    region?: string;
-    insurance_company?: string;
-    reference_price?: string;
-    reference_exchange_rate?: string;
-    insured_amount?: string;
-    /** URL of the policy PDF; only on a completed order */
-    file?: string;
-  };
-  baggage: {
-    product: 'baggage';
-    reference_price?: string;
-    reference_exchange_rate?: string;
-    price?: number;
-    currency?: string;
-    flight_numbers?: string[];
-    baggage_pcs?: number;
-    idnp?: string;
-    contractor_full_name?: string;
-    insurance_company?: string;
-    /** URL of the policy PDF; only on a completed order */
-    file?: string;
-  };
-  'road-tax': {
-    product: 'road-tax';
-    plate_number?: string;
-    car_model?: string;
-    vin_code?: string;
-    start_date?: string;
-    end_date?: string;
     price?: number;
     currency?: string;
     /** URL of the policy PDF; only on a completed order */
@@ -618,6 +547,77 @@ export interface IssuedProducts {
     end_date?: string;
     reference_price?: string;
     reference_exchange_rate?: string;
+    price?: number;
+    currency?: string;
+    /** URL of the policy PDF; only on a completed order */
+    file?: string;
+  };
+  'green-card': {
+    product: 'green-card';
+    plate_number?: string;
+    car_model?: string;
+    validity?: number;
+    reference_price?: string;
+    reference_exchange_rate?: string;
+    price?: number;
+    currency?: string;
+    /** URL of the policy PDF; only on a completed order */
+    file?: string;
+  };
+  medical: {
+    product: 'medical';
+    start_date?: string;
+    end_date?: string;
+    region?: string;
+    insurance_company?: string;
+    reference_price?: string;
+    reference_exchange_rate?: string;
+    insured_amount?: string;
+    /** URL of the policy PDF; only on a completed order */
+    file?: string;
+  };
+  baggage: {
+    product: 'baggage';
+    reference_price?: string;
+    reference_exchange_rate?: string;
+    price?: number;
+    currency?: string;
+    flight_numbers?: string[];
+    baggage_pcs?: number;
+    idnp?: string;
+    contractor_full_name?: string;
+    insurance_company?: string;
+    /** URL of the policy PDF; only on a completed order */
+    file?: string;
+  };
+  'road-tax': {
+    product: 'road-tax';
+    plate_number?: string;
+    car_model?: string;
+    vin_code?: string;
+    start_date?: string;
+    end_date?: string;
+    price?: number;
+    currency?: string;
+    /** URL of the policy PDF; only on a completed order */
+    file?: string;
+  };
+  'vignette:ro': {
+    product: 'vignette:ro';
+    vignette_series?: string;
+    plate_number?: string;
+    vehicle_category?: string;
+    vin_code?: string;
+    emission_class?: string;
+    emission_standard_name?: string;
+    country?: string;
+    transaction_id?: string;
+    start_date?: string;
+    end_date?: string;
+    validity?: string;
+    reference_price?: string;
+    reference_exchange_rate?: string;
+    supplier_exchange_rate?: string;
     price?: number;
     currency?: string;
     /** URL of the policy PDF; only on a completed order */

@@ -4,7 +4,7 @@ import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { addDays, formatDmy } from '../domain/time.ts';
 import { Amount, convertedPrice, minorOf } from './insurance-pricing.ts';
 import { insurerName, rateText, requireIdnx, requireStartDate, S, purchase } from './shared.ts';
-import type { ProductContext, ProductModule } from './types.ts';
+import { defineProduct, type ProductContext } from './types.ts';
 
 /**
  * Air baggage insurance: per-flight cover for 1 to 5 checked pieces, priced per piece in EUR
@@ -48,7 +48,16 @@ const minStart = (ctx: ProductContext, cat: BaggageCatalogue) =>
 const piecesText = (n: number) => (n === 1 ? '1 bagaj' : `${n} bagaje`);
 const normaliseFlight = (f: string) => f.replace(/\s+/g, '').toUpperCase();
 
-export const baggage: ProductModule<BaggageCatalogue> = {
+interface BaggageDetails {
+  /** The request, its flight numbers normalised. */
+  request: Static<typeof orderSchema>;
+  /** The premium the draft was priced at, in minor units of `currency`. */
+  reference: number;
+  currency: string;
+  rate: string;
+}
+
+export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
   product: 'baggage',
   idPrefix: 'IAO',
   asyncIssue: false,
@@ -68,8 +77,7 @@ export const baggage: ProductModule<BaggageCatalogue> = {
     insurance_company: Type.String(),
   },
 
-  async quote(ctx, cat, raw) {
-    const req = raw as Static<typeof quoteSchema>;
+  async quote(ctx, cat, req) {
     const offers = cat.insurers.map((insurer) => {
       const p = baggagePrice(ctx, cat, insurer, req.baggage_pcs);
       return {
@@ -87,8 +95,7 @@ export const baggage: ProductModule<BaggageCatalogue> = {
     return { offers };
   },
 
-  async price(ctx, cat, raw) {
-    const item = raw as Static<typeof orderSchema>;
+  async price(ctx, cat, item) {
     requireIdnx('idnp', item.idnp, 'idnp');
     const insurer = cat.insurers.find((i) => i.company === item.insurance_company);
     if (!insurer) throw productRule(`Unknown insurance_company ${item.insurance_company}`);
@@ -109,12 +116,7 @@ export const baggage: ProductModule<BaggageCatalogue> = {
   },
 
   async issue(ctx, _cat, row, orderId) {
-    const d = row.details as {
-      request: Static<typeof orderSchema>;
-      reference: number;
-      currency: string;
-      rate: string;
-    };
+    const d = row.details;
     const r = d.request;
     const receipt = await purchase(ctx, row, orderId, {
       company: r.insurance_company,
@@ -150,4 +152,4 @@ export const baggage: ProductModule<BaggageCatalogue> = {
       },
     };
   },
-};
+});

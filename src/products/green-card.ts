@@ -14,7 +14,7 @@ import {
   S,
   purchase,
 } from './shared.ts';
-import type { ProductContext, ProductModule } from './types.ts';
+import { defineProduct, type ProductContext } from './types.ts';
 
 /**
  * Green card (Carte Verde): international motor liability for an MD vehicle, zone EU or UA.
@@ -93,7 +93,16 @@ const minStart = (ctx: ProductContext, cat: GreenCardCatalogue) =>
   addDays(ctx.today, cat.min_start_offset_days);
 const regionLabel = (cat: GreenCardCatalogue, region: Region) => cat.regions[region]!.label;
 
-export const greenCard: ProductModule<GreenCardCatalogue> = {
+interface GreenCardDetails {
+  request: Static<typeof orderSchema>;
+  vehicle: RegisteredVehicle;
+  /** The premium the draft was priced at, in minor units of `currency`. */
+  reference: number;
+  currency: string;
+  rate: string;
+}
+
+export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()({
   product: 'green-card',
   idPrefix: 'IAE',
   asyncIssue: false,
@@ -111,8 +120,7 @@ export const greenCard: ProductModule<GreenCardCatalogue> = {
     currency: Type.String(),
   },
 
-  async quote(ctx, cat, raw) {
-    const req = raw as Static<typeof quoteSchema>;
+  async quote(ctx, cat, req) {
     const v = await requireVehicle(ctx, req.vehicle);
     requireIdnx('idnx', req.idnx);
     const p = greenCardPrice(ctx, cat, v, req.region, req.duration);
@@ -131,8 +139,7 @@ export const greenCard: ProductModule<GreenCardCatalogue> = {
     return { offers };
   },
 
-  async price(ctx, cat, raw) {
-    const item = raw as Static<typeof orderSchema>;
+  async price(ctx, cat, item) {
     const v = await requireVehicle(ctx, item.vehicle);
     requireIdnx('idnx', item.idnx);
     if (!cat.insurers.includes(item.insurance_company))
@@ -155,13 +162,7 @@ export const greenCard: ProductModule<GreenCardCatalogue> = {
   },
 
   async issue(ctx, cat, row, orderId) {
-    const d = row.details as {
-      request: Static<typeof orderSchema>;
-      vehicle: RegisteredVehicle;
-      reference: number;
-      currency: string;
-      rate: string;
-    };
+    const d = row.details;
     const { request, vehicle: v } = d;
     const receipt = await purchase(ctx, row, orderId, {
       vehicle: v.certificate,
@@ -200,4 +201,4 @@ export const greenCard: ProductModule<GreenCardCatalogue> = {
       },
     };
   },
-};
+});

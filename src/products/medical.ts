@@ -13,7 +13,7 @@ import {
   type MedicalCatalogue,
 } from './medical-tariff.ts';
 import { rateText, requireIdnx, S, purchase } from './shared.ts';
-import type { ProductModule } from './types.ts';
+import { defineProduct } from './types.ts';
 
 /**
  * Travel medical insurance. Its quote has its own shape: offers keyed by insured amount, each a
@@ -125,7 +125,19 @@ const ACTIVITY_LABELS: Record<(typeof ACTIVITIES)[number], string> = {
 const contractorName = (c: OrderItem['contractor']) =>
   c.type === 'company' ? (c.fullName ?? c.full_name)! : `${c.first_name} ${c.last_name}`;
 
-export const medical: ProductModule<MedicalCatalogue> = {
+interface MedicalDetails {
+  request: OrderItem;
+  region: string;
+  company: string;
+  company_name: string;
+  insured_days: number;
+  /** The premium the draft was priced at, in minor units of `currency`. */
+  reference: number;
+  currency: string;
+  rate: string;
+}
+
+export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()({
   product: 'medical',
   idPrefix: 'IAM',
   asyncIssue: false,
@@ -144,8 +156,7 @@ export const medical: ProductModule<MedicalCatalogue> = {
     insured_amount: Type.String(),
   },
 
-  async quote(ctx, cat, raw) {
-    const req = raw as Static<typeof quoteSchema>;
+  async quote(ctx, cat, req) {
     const t = resolveTrip(ctx, cat, req, req.persons);
     const priceOf = medicalPricer(ctx, cat, req, t);
     const companies = cat.companies.map((c) => ({
@@ -179,8 +190,7 @@ export const medical: ProductModule<MedicalCatalogue> = {
     };
   },
 
-  async price(ctx, cat, raw) {
-    const item = raw as OrderItem;
+  async price(ctx, cat, item) {
     item.persons.forEach((p, i) => requireIdnx(`persons[${i}].idnp`, p.idnp, 'idnp'));
     requireIdnx('contractor.idnx', item.contractor.idnx);
     if (item.contractor.type === 'company' && !item.contractor.idnx.startsWith('1'))
@@ -217,16 +227,7 @@ export const medical: ProductModule<MedicalCatalogue> = {
   },
 
   async issue(ctx, _cat, row, orderId) {
-    const d = row.details as {
-      request: OrderItem;
-      region: string;
-      company: string;
-      company_name: string;
-      insured_days: number;
-      reference: number;
-      currency: string;
-      rate: string;
-    };
+    const d = row.details;
     const r = d.request;
     const receipt = await purchase(ctx, row, orderId, {
       company: d.company,
@@ -272,4 +273,4 @@ export const medical: ProductModule<MedicalCatalogue> = {
       },
     };
   },
-};
+});

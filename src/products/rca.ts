@@ -15,7 +15,7 @@ import {
   purchase,
 } from './shared.ts';
 import { Coefficient, mulCoefficient } from './insurance-pricing.ts';
-import type { ProductContext, ProductModule } from './types.ts';
+import { defineProduct, type ProductContext } from './types.ts';
 
 /**
  * RCA, Moldovan motor third-party liability, one year. Premium = the insurer's base premium ×
@@ -76,7 +76,14 @@ function premiums(cat: RcaCatalogue, v: RegisteredVehicle, idnx: string) {
 
 const minStart = (ctx: ProductContext, cat: RcaCatalogue) => addDays(ctx.today, cat.min_start_offset_days);
 
-export const rca: ProductModule<RcaCatalogue> = {
+interface RcaDetails {
+  request: Static<typeof orderSchema>;
+  vehicle: RegisteredVehicle;
+  /** Bani, before the partner margin. */
+  base_premium: number;
+}
+
+export const rca = defineProduct<RcaCatalogue, RcaDetails>()({
   product: 'rca',
   idPrefix: 'IAI',
   asyncIssue: false,
@@ -93,8 +100,7 @@ export const rca: ProductModule<RcaCatalogue> = {
     currency: Type.String(),
   },
 
-  async quote(ctx, cat, raw) {
-    const req = raw as Static<typeof quoteSchema>;
+  async quote(ctx, cat, req) {
     const v = await requireVehicle(ctx, req.vehicle);
     requireIdnx('idnx', req.idnx);
     const premium = premiums(cat, v, req.idnx);
@@ -113,8 +119,7 @@ export const rca: ProductModule<RcaCatalogue> = {
     return { offers };
   },
 
-  async price(ctx, cat, raw) {
-    const item = raw as Static<typeof orderSchema>;
+  async price(ctx, cat, item) {
     const v = await requireVehicle(ctx, item.vehicle);
     requireIdnx('idnx', item.idnx);
     const company = cat.insurers.find((c) => c.company === item.insurance_company);
@@ -132,15 +137,7 @@ export const rca: ProductModule<RcaCatalogue> = {
   },
 
   async issue(ctx, _cat, row, orderId) {
-    const {
-      request,
-      vehicle: v,
-      base_premium,
-    } = row.details as {
-      request: Static<typeof orderSchema>;
-      vehicle: RegisteredVehicle;
-      base_premium: number;
-    };
+    const { request, vehicle: v, base_premium } = row.details;
     const receipt = await purchase(ctx, row, orderId, {
       vehicle: v.certificate,
       company: request.insurance_company,
@@ -174,4 +171,4 @@ export const rca: ProductModule<RcaCatalogue> = {
       },
     };
   },
-};
+});

@@ -10,11 +10,11 @@ import { vignetteRo } from './vignette-ro.ts';
 import type { ProductCode, ProductModule } from './types.ts';
 
 /**
- * Every product the service sells. A product appears on the wire only once its module is here;
- * the request schemas, offer and issued-product shapes are all derived from this list.
+ * Every product the service sells, the one list of them. A product appears on the wire only once
+ * its module is here: the product codes, the request schemas, the offer and issued-product shapes
+ * and the API document are all derived from this list, in its order.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const PRODUCT_MODULES: ProductModule<any>[] = [
+export const PRODUCT_MODULES = [
   rca,
   vignetteMd,
   vignetteEu,
@@ -24,9 +24,11 @@ export const PRODUCT_MODULES: ProductModule<any>[] = [
   baggage,
   roadTax,
   vignetteRo,
-];
+] as const satisfies readonly ProductModule[];
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function productModule(code: string): ProductModule<any> | undefined {
-  return PRODUCT_MODULES.find((m) => m.product === (code as ProductCode));
-}
+export const PRODUCTS: readonly ProductCode[] = PRODUCT_MODULES.map((m) => m.product);
+
+const byCode = new Map<string, ProductModule>(PRODUCT_MODULES.map((m) => [m.product, m]));
+
+/** The module of a product code, as the order and quote use cases dispatch to it. */
+export const productModule = (code: string): ProductModule | undefined => byCode.get(code);

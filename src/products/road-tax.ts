@@ -5,7 +5,7 @@ import { endDateForMonths, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { Amount, minorOf } from './insurance-pricing.ts';
 import { carModel, finalPrice, requireIdnx, requireVehicle, S, purchase } from './shared.ts';
-import type { ProductContext, ProductModule } from './types.ts';
+import { defineProduct, type ProductContext } from './types.ts';
 
 /**
  * Moldovan road usage tax for an MD-registered vehicle, paid for its registered owner (`idnx`).
@@ -65,7 +65,14 @@ const period = (ctx: ProductContext, cat: RoadTaxCatalogue) => ({
   end: endDateForMonths(ctx.today, cat.period_months),
 });
 
-export const roadTax: ProductModule<RoadTaxCatalogue> = {
+interface RoadTaxDetails {
+  request: Static<typeof orderSchema>;
+  vehicle: RegisteredVehicle;
+  /** The annual tax in bani. */
+  tax: number;
+}
+
+export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()({
   product: 'road-tax',
   idPrefix: 'TFD',
   asyncIssue: false,
@@ -83,8 +90,7 @@ export const roadTax: ProductModule<RoadTaxCatalogue> = {
     currency: Type.String(),
   },
 
-  async quote(ctx, cat, raw) {
-    const req = raw as Static<typeof quoteSchema>;
+  async quote(ctx, cat, req) {
     const v = await ownedVehicle(ctx, req.vehicle, req.idnx);
     const p = roadTaxPrice(ctx, cat, v);
     const { start, end } = period(ctx, cat);
@@ -104,8 +110,7 @@ export const roadTax: ProductModule<RoadTaxCatalogue> = {
     };
   },
 
-  async price(ctx, cat, raw) {
-    const item = raw as Static<typeof orderSchema>;
+  async price(ctx, cat, item) {
     const v = await ownedVehicle(ctx, item.vehicle, item.idnx);
     const p = roadTaxPrice(ctx, cat, v);
     const { start, end } = period(ctx, cat);
@@ -119,7 +124,7 @@ export const roadTax: ProductModule<RoadTaxCatalogue> = {
   },
 
   async issue(ctx, _cat, row, orderId) {
-    const d = row.details as { request: Static<typeof orderSchema>; vehicle: RegisteredVehicle; tax: number };
+    const d = row.details;
     const { request: r, vehicle: v } = d;
     const receipt = await purchase(ctx, row, orderId, {
       vehicle: v.certificate,
@@ -155,4 +160,4 @@ export const roadTax: ProductModule<RoadTaxCatalogue> = {
       },
     };
   },
-};
+});

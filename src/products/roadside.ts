@@ -6,7 +6,7 @@ import type { RegisteredVehicle } from '../providers/types.ts';
 import { EU_CATEGORIES, OneOfLiterals, StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './eur-pricing.ts';
 import { carModel, requireStartDate, requireVehicle, S, purchase } from './shared.ts';
-import type { ProductContext, ProductModule } from './types.ts';
+import { defineProduct, type ProductContext } from './types.ts';
 
 /**
  * European roadside assistance for an MD-registered car. Only passenger cars (EU M1, "category A")
@@ -72,7 +72,7 @@ interface RoadsideDetails {
   reference_exchange_rate: string;
 }
 
-export const roadside: ProductModule<RoadsideCatalogue> = {
+export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()({
   product: 'roadside-assistance-eu',
   idPrefix: 'RSA',
   asyncIssue: true,
@@ -94,8 +94,7 @@ export const roadside: ProductModule<RoadsideCatalogue> = {
     currency: Type.String(),
   },
 
-  async quote(ctx, cat, raw) {
-    const req = raw as Static<typeof quoteSchema>;
+  async quote(ctx, cat, req) {
     const v = await requireVehicle(ctx, req.vehicle);
     if (!eligible(cat, v)) return { offers: [] };
     const offers = cat.periods.map((p) => {
@@ -117,8 +116,7 @@ export const roadside: ProductModule<RoadsideCatalogue> = {
     return { offers };
   },
 
-  async price(ctx, cat, raw) {
-    const item = raw as RoadsideOrder;
+  async price(ctx, cat, item) {
     const v = await requireVehicle(ctx, item.vehicle);
     if (!eligible(cat, v)) {
       throw productRule(
@@ -143,12 +141,12 @@ export const roadside: ProductModule<RoadsideCatalogue> = {
       description: `Asistență rutieră Europa, ${p.label}, ${carModel(v)} ${v.plate}`,
       startDate: item.start_date,
       endDate: endDate(item.start_date, p),
-      details: details as unknown as Record<string, unknown>,
+      details,
     };
   },
 
   async issue(ctx, _cat, row, orderId) {
-    const d = row.details as unknown as RoadsideDetails;
+    const d = row.details;
     const v = d.vehicle;
     const receipt = await purchase(ctx, row, orderId, {
       vehicle: v.certificate,
@@ -192,4 +190,4 @@ export const roadside: ProductModule<RoadsideCatalogue> = {
       },
     };
   },
-};
+});

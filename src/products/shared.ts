@@ -3,9 +3,8 @@ import { DomainError, productRule, vehicleNotFound } from '../domain/errors.ts';
 import { idnxProblem } from '../domain/idnx.ts';
 import { formatRate, parseRate, withMarginBp } from '../domain/money.ts';
 import { addDays, isValidDate } from '../domain/time.ts';
-import type { OrderItemRow } from '../db/schema.ts';
 import type { IssueReceipt, IssueRequest, RegisteredVehicle } from '../providers/types.ts';
-import type { ProductContext } from './types.ts';
+import type { ProductContext, StoredItem } from './types.ts';
 
 /** Request-schema pieces shared by products ("schema" = types, formats, enumerations, always-required). */
 export const S = {
@@ -76,7 +75,7 @@ export function insurerName(ctx: ProductContext, code: string): string {
  */
 export function purchase(
   ctx: ProductContext,
-  row: OrderItemRow,
+  row: StoredItem,
   orderId: string,
   subject: Omit<IssueRequest, 'product' | 'orderId' | 'idx'>,
 ): Promise<IssueReceipt> {

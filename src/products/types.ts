@@ -1,20 +1,11 @@
-import type { TObject, TProperties, TSchema } from '@sinclair/typebox';
+import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox';
 import type { CustomerData, OrderItemRow } from '../db/schema.ts';
 import type { PolicyField } from '../documents/policy-pdf.ts';
 import type { Providers } from '../providers/types.ts';
+import type { PRODUCT_MODULES } from './registry.ts';
 
-export const PRODUCTS = [
-  'vignette:ro',
-  'green-card',
-  'rca',
-  'medical',
-  'baggage',
-  'road-tax',
-  'vignette:md',
-  'vignette:eu',
-  'roadside-assistance-eu',
-] as const;
-export type ProductCode = (typeof PRODUCTS)[number];
+/** The products the service sells: the codes of the registry's modules, nothing written twice. */
+export type ProductCode = (typeof PRODUCT_MODULES)[number]['product'];
 
 /** Catalogue data shared by every product: rates and insurers (catalogue/common.json). */
 export interface CommonCatalogue {
@@ -38,14 +29,17 @@ export interface ProductContext {
 }
 
 /** A validated, priced product of a draft order; stored as an order_items row. */
-export interface PricedItem {
+export interface PricedItem<Details = unknown> {
   price: number;
   description: string;
   startDate?: string;
   endDate?: string;
   /** The validated request and what pricing resolved (vehicle, tariff, rates): issuance reads it back. */
-  details: Record<string, unknown>;
+  details: Details;
 }
+
+/** An order item as stored, its `details` as the product's `price` wrote them. */
+export type StoredItem<Details = unknown> = Omit<OrderItemRow, 'details'> & { details: Details };
 
 /** What issuance produced for one product: its wire fields (all but `file`) and its policy document. */
 export interface IssuedItem {
@@ -53,8 +47,19 @@ export interface IssuedItem {
   document: { title: string; fields: PolicyField[] };
 }
 
-export interface ProductModule<Cat = unknown> {
-  product: ProductCode;
+/**
+ * One product: its wire schemas, its rules and its issuance. `Details` is what `price` stores with
+ * the order item and `issue` reads back; the request types are those of its schemas. The registry
+ * holds them as `ProductModule` (every parameter at its default) and dispatches by `product`.
+ */
+export interface ProductModule<
+  Cat = unknown,
+  Details = unknown,
+  Code extends string = string,
+  Quote extends TObject = TObject,
+  Order extends TObject = TObject,
+> {
+  product: Code;
   /** First three letters of an order id whose first product this is. */
   idPrefix: string;
   /** Issued after a visible `processing` stage (vignette:eu, roadside-assistance-eu). */
@@ -62,9 +67,9 @@ export interface ProductModule<Cat = unknown> {
   /** File name under catalogue/ and the schema it must satisfy; null for a product without one. */
   catalogue: { file: string; schema: TSchema } | null;
   /** get-offers request (without `product`, which the HTTP layer adds). */
-  quoteSchema: TObject;
+  quoteSchema: Quote;
   /** create-order product object (without `product`). */
-  orderSchema: TObject;
+  orderSchema: Order;
   /** A get-offers response of another shape than `{offers: Offer[]}` (medical). */
   quoteResponse?: TSchema;
   /** Wire fields an offer of this product may carry, for the response schema. */
@@ -73,9 +78,22 @@ export interface ProductModule<Cat = unknown> {
   issuedProperties: TProperties;
   /** create-order echoes these dates (spec: vignette:md start and end, vignette:eu start). */
   createEchoes?: { startDate: boolean; endDate: boolean };
-  quote(ctx: ProductContext, cat: Cat, req: Record<string, unknown>): Promise<object>;
-  price(ctx: ProductContext, cat: Cat, item: Record<string, unknown>): Promise<PricedItem>;
+  /** The request was validated against `quoteSchema` by the HTTP layer. */
+  quote(ctx: ProductContext, cat: Cat, req: Static<Quote>): Promise<object>;
+  /** The item was validated against `orderSchema` by the HTTP layer. */
+  price(ctx: ProductContext, cat: Cat, item: Static<Order>): Promise<PricedItem<Details>>;
   /** A rule that can refuse payment of an already priced item (the RO tariff switch). */
-  checkPayable?(ctx: ProductContext, cat: Cat, item: OrderItemRow, orderCreatedAt: number): void;
-  issue(ctx: ProductContext, cat: Cat, item: OrderItemRow, orderId: string): Promise<IssuedItem>;
+  checkPayable?(ctx: ProductContext, cat: Cat, item: StoredItem<Details>, orderCreatedAt: number): void;
+  issue(ctx: ProductContext, cat: Cat, item: StoredItem<Details>, orderId: string): Promise<IssuedItem>;
 }
+
+/**
+ * Declares a product module: the catalogue and details types are named, the code and the request
+ * types are taken from the object (its `product` literal and its schemas).
+ */
+export const defineProduct =
+  <Cat, Details>() =>
+  <const Code extends string, Quote extends TObject, Order extends TObject>(
+    m: ProductModule<Cat, Details, Code, Quote, Order>,
+  ): ProductModule<Cat, Details, Code, Quote, Order> =>
+    m;

@@ -7,7 +7,7 @@ import { countryIso2, foreignCountryIso2, normalisePlate } from './countries.ts'
 import { EU_CATEGORIES, OneOfLiterals, StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './eur-pricing.ts';
 import { requireStartDate, requireVehicle, S, purchase } from './shared.ts';
-import type { ProductContext, ProductModule } from './types.ts';
+import { defineProduct, type ProductContext } from './types.ts';
 
 /**
  * Electronic vignettes of several European countries. Each country sells validity options; the
@@ -220,7 +220,7 @@ interface EuDetails {
   fee: number;
 }
 
-export const vignetteEu: ProductModule<EuCatalogue> = {
+export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()({
   product: 'vignette:eu',
   idPrefix: 'EUV',
   asyncIssue: true,
@@ -253,8 +253,7 @@ export const vignetteEu: ProductModule<EuCatalogue> = {
     currency: Type.String(),
   },
 
-  async quote(ctx, cat, raw) {
-    const req = raw as Static<typeof quoteSchema>;
+  async quote(ctx, cat, req) {
     const lang = langOf(req.lang);
     const profile = await quoteProfile(ctx, req);
     const countries = req.country ? [countryOf(cat, req.country)] : cat.countries;
@@ -287,8 +286,7 @@ export const vignetteEu: ProductModule<EuCatalogue> = {
     return { offers };
   },
 
-  async price(ctx, cat, raw) {
-    const item = raw as EuOrder;
+  async price(ctx, cat, item) {
     const holder = ctx.customer?.name?.trim();
     const c = countryOf(cat, countryIso2('country', item.country));
     const v = await orderVehicle(ctx, item);
@@ -324,12 +322,12 @@ export const vignetteEu: ProductModule<EuCatalogue> = {
       description: `Vinietă ${c.name.RO}, ${o.label.RO}, ${v.plate}`,
       startDate: item.start_date,
       endDate: endDateForDays(item.start_date, o.duration),
-      details: details as unknown as Record<string, unknown>,
+      details,
     };
   },
 
   async issue(ctx, cat, row, orderId) {
-    const d = row.details as unknown as EuDetails;
+    const d = row.details;
     const receipt = await purchase(ctx, row, orderId, {
       ...(d.vehicle.certificate ? { vehicle: d.vehicle.certificate } : {}),
       plate: d.vehicle.plate,
@@ -381,4 +379,4 @@ export const vignetteEu: ProductModule<EuCatalogue> = {
       },
     };
   },
-};
+});

@@ -6,7 +6,7 @@ import { countryIso2, foreignCountryIso2, normalisePlate } from './countries.ts'
 import { StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './eur-pricing.ts';
 import { requireIdnx, requireStartDate, S, purchase } from './shared.ts';
-import type { ProductContext, ProductModule } from './types.ts';
+import { defineProduct, type ProductContext } from './types.ts';
 
 /**
  * The Moldovan road vignette for foreign-registered vehicles. Tariff in EUR per category and
@@ -125,7 +125,7 @@ interface MdDetails {
   fee: number;
 }
 
-export const vignetteMd: ProductModule<MdCatalogue> = {
+export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()({
   product: 'vignette:md',
   idPrefix: 'MDV',
   asyncIssue: false,
@@ -149,8 +149,7 @@ export const vignetteMd: ProductModule<MdCatalogue> = {
     currency: Type.String(),
   },
 
-  async quote(ctx, cat, raw) {
-    const req = raw as Static<typeof quoteSchema>;
+  async quote(ctx, cat, req) {
     const t = tariffOf(cat, req.vehicle_category, req.period);
     const p = priceOf(ctx, cat, t);
     return {
@@ -169,8 +168,7 @@ export const vignetteMd: ProductModule<MdCatalogue> = {
     };
   },
 
-  async price(ctx, cat, raw) {
-    const item = raw as MdOrder;
+  async price(ctx, cat, item) {
     const t = tariffOf(cat, item.vehicle_category, item.period);
     const country = foreignCountryIso2('country', item.country);
     const isIdnp = /^[0-9]{13}$/.test(item.identity_document);
@@ -200,12 +198,12 @@ export const vignetteMd: ProductModule<MdCatalogue> = {
       description: `Vinieta Moldova, ${periodLabel(cat, t.period)}, Categoria ${t.category}, ${plate} (${country})`,
       startDate: item.start_date,
       endDate: endDate(cat, item.start_date, t.period),
-      details: details as unknown as Record<string, unknown>,
+      details,
     };
   },
 
   async issue(ctx, cat, row, orderId) {
-    const d = row.details as unknown as MdDetails;
+    const d = row.details;
     const receipt = await purchase(ctx, row, orderId, {
       plate: d.registration_number,
       vin: d.vin,
@@ -252,4 +250,4 @@ export const vignetteMd: ProductModule<MdCatalogue> = {
       },
     };
   },
-};
+});

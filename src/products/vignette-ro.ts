@@ -28,7 +28,7 @@ import {
 } from '../domain/ro-vignette.ts';
 import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
 import { carModel, finalPrice, rateOf, requireStartDate, requireVehicle, S, purchase } from './shared.ts';
-import type { ProductContext, ProductModule } from './types.ts';
+import { defineProduct, type ProductContext } from './types.ts';
 
 /**
  * The Romanian road vignette (rovinieta), under the tariff system before and after
@@ -224,7 +224,7 @@ function amounts(ctx: ProductContext, cat: RoCatalogue, eur: string) {
 
 const rateRonMdl = (ctx: ProductContext) => formatRate(rateOf(ctx, 'RON'));
 
-export const vignetteRo: ProductModule<RoCatalogue> = {
+export const vignetteRo = defineProduct<RoCatalogue, Details>()({
   product: 'vignette:ro',
   idPrefix: 'ROV',
   asyncIssue: false,
@@ -257,8 +257,8 @@ export const vignetteRo: ProductModule<RoCatalogue> = {
     currency: Type.String(),
   },
 
-  async quote(ctx, cat, raw) {
-    const a = await assess(ctx, cat, raw as QuoteRequest);
+  async quote(ctx, cat, req) {
+    const a = await assess(ctx, cat, req);
     const names = labels(cat, a.regime);
     const offers = a.categories.flatMap((c) =>
       tariffsFor({ old: cat.old_tariffs, new: cat.new_tariffs }, a.regime.newTariff, c, a.cls).map((t) => {
@@ -283,8 +283,7 @@ export const vignetteRo: ProductModule<RoCatalogue> = {
     return { offers };
   },
 
-  async price(ctx, cat, raw) {
-    const item = raw as OrderRequest;
+  async price(ctx, cat, item) {
     const a = await assess(ctx, cat, item);
     const category = item.category.trim().toUpperCase();
     const tariff = a.categories.includes(category)
@@ -315,7 +314,7 @@ export const vignetteRo: ProductModule<RoCatalogue> = {
       ),
       startDate: item.start_date,
       endDate: endDateForDays(item.start_date, item.duration),
-      details: details as unknown as Record<string, unknown>,
+      details,
     };
   },
 
@@ -327,7 +326,7 @@ export const vignetteRo: ProductModule<RoCatalogue> = {
   },
 
   async issue(ctx, cat, row, orderId) {
-    const d = row.details as unknown as Details;
+    const d = row.details;
     const v = d.vehicle;
     const start = row.start_date!;
     const end = row.end_date!;
@@ -384,4 +383,4 @@ export const vignetteRo: ProductModule<RoCatalogue> = {
     ];
     return { fields, document: { title: 'Rovinietă România', fields: doc } };
   },
-};
+});
