@@ -1,10 +1,10 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { badRequest, DomainError, forbidden, notPayable } from '../domain/errors.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
-import { pickSubWallet, INSUFFICIENT, NO_WALLET, SPENDING_DISABLED } from '../domain/wallet.ts';
+import { INSUFFICIENT, NO_WALLET, SPENDING_DISABLED } from '../domain/wallet.ts';
 import { transition } from '../db/repos/orders.ts';
-import { debitForOrder, findWallet, lockOrderForWalletPayment, lockWallet } from '../db/repos/wallets.ts';
-import type { DB, PartnerRow, PaymentData } from '../db/schema.ts';
+import { debitForOrder, findWallet, lockOrderForWalletPayment } from '../db/repos/wallets.ts';
+import type { DB, PartnerRow } from '../db/schema.ts';
 import { balanceSpendingEnabled, SPENDING_KEY } from './admin/settings.ts';
 import { checkLocked } from './confirm-order.ts';
 import { GET_ORDER_DATES, orderView } from './order-view.ts';
@@ -14,29 +14,34 @@ import { KeyedGate } from './wallet-gate.ts';
 /**
  * pay-order-from-balance. Checks run in the precedence of decisions.md §5; locks are taken order
  * first, wallet second (as everywhere), so a concurrent confirm-order, a second payment or another
- * order of the same partner queue behind them and read the committed state. The debit, the ledger
- * entry, the status change and the issuance job commit together or not at all. The wallet is
- * locked last and held for as few round trips as the booking needs: every payment of a partner
- * queues on that row, so its hold time is the partner's payment rate.
+ * order of the same partner queue behind them and read the committed state. The status change,
+ * the debit, the ledger entry and the issuance job commit together or not at all.
+ *
+ * A controlled transaction: every payment of a partner queues on its wallet row, so the row is
+ * locked by the last statement (the booking) and released by the commit that follows it at once,
+ * while this process's other payments of the partner wait in the gate rather than on the row.
  */
 export async function payFromWallet(svc: Services, partner: PartnerRow, id: string) {
   const now = await svc.clock.now();
-  // A transaction opened and ended by hand on one connection: the booking carries the COMMIT in
-  // its own message (see debitForOrder), which Kysely's transaction() cannot express.
-  return svc.db.connection().execute(async (conn) => {
-    await sql`begin`.execute(conn);
-    let open = true;
-    try {
-      const view = await pay(svc, conn as Transaction<DB>, partner, id, now, () => (open = false));
-      if (open) {
-        await sql`commit`.execute(conn);
-        open = false;
-      }
-      return view;
-    } finally {
-      if (open) await sql`rollback`.execute(conn);
-    }
-  });
+  const trx = await svc.db.startTransaction().execute();
+  let release: (() => void) | undefined;
+  try {
+    const view = await pay(
+      svc,
+      trx,
+      partner,
+      id,
+      now,
+      async () => (release = await gate.acquire(partner.id)),
+    );
+    await trx.commit().execute();
+    return view;
+  } catch (err) {
+    await trx.rollback().execute();
+    throw err;
+  } finally {
+    release?.();
+  }
 }
 
 const gate = new KeyedGate();
@@ -47,7 +52,7 @@ async function pay(
   partner: PartnerRow,
   id: string,
   now: number,
-  committed: () => void,
+  enterGate: () => Promise<unknown>,
 ) {
   // The order row lock, its items, the wallet's existence and the spending switch in one round trip.
   const first = await lockOrderForWalletPayment(trx, id, partner.id, SPENDING_KEY);
@@ -74,44 +79,25 @@ async function pay(
   await svc.jobs.enqueue(trx, 'issue-order', { orderId: id }, { singletonKey: `issue:${id}` });
   const at = new Date(now);
   const actor = `partner:${partner.id}`;
-  const base = {
-    transaction_id: `wallet:${id}`,
-    paid_at: now,
-    amount_bani: order.price,
-    currency: 'MDL',
-  };
-  if (order.price > 0) {
-    // Last: the wallet row lock is held for this one statement and the commit.
-    const release = await gate.acquire(partner.id);
-    let booked;
-    try {
-      booked = await debitForOrder(trx, {
-        partnerId: partner.id,
-        orderId: id,
-        price: order.price,
-        actor,
-        at,
-        payment: base,
-      });
-    } finally {
-      release();
-    }
-    if (booked === 'insufficient') throw badRequest(INSUFFICIENT);
-    committed();
-  } else {
-    // Nothing to debit and no ledger entry (amounts are never zero); the order still needs the wallet row.
-    const wallet = await lockWallet(trx, partner.id);
-    if (!wallet) throw forbidden(NO_WALLET);
-    const from = pickSubWallet(wallet, 0);
-    const payment: PaymentData = { receipt_id: 'wallet:0', ...base, wallet: from };
-    const moved = await transition(trx, id, 'draft', 'paid', {
-      actor,
-      reason: `wallet payment from ${from}`,
-      at,
-      set: { payment: JSON.stringify(payment), payment_method: 'wallet', paid_at: at },
-    });
-    if (!moved) throw new Error(`order ${id} changed under its row lock`);
-  }
+  // The payment's receipt and sub-wallet are added by the booking, which chooses the sub-wallet.
+  const payment = { transaction_id: `wallet:${id}`, paid_at: now, amount_bani: order.price, currency: 'MDL' };
+  const moved = await transition(trx, id, 'draft', 'paid', {
+    actor,
+    reason: 'wallet payment',
+    at,
+    set: { payment: JSON.stringify(payment), payment_method: 'wallet', paid_at: at },
+  });
+  if (!moved) throw new Error(`order ${id} changed under its row lock`);
+  // Last: the wallet row is locked by this statement and released by the commit right after it.
+  await enterGate();
+  const booked = await debitForOrder(trx, {
+    partnerId: partner.id,
+    orderId: id,
+    price: order.price,
+    actor,
+    at,
+  });
+  if (!booked) throw badRequest(INSUFFICIENT);
   // Rule 3: the order exactly as get-order would show it now.
   const paid = { ...order, status: 'paid' as const };
   return orderView(paid, items, now, {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { creditWallet } from '../app/admin/credit-wallet.ts';
+import { creditPartnerWallet } from '../app/admin/credit-wallet.ts';
 import { listOrdersForOperator, orderDetail } from '../app/admin/orders.ts';
 import { resendOrderEvent, sendTestEvent } from '../app/deliver-webhook.ts';
 import {
@@ -15,7 +15,6 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import type { SubWallet } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
-import { mdlToBani } from '../domain/money.ts';
 import { refundOrder } from '../app/refund-order.ts';
 import { changeSettings, readSettings } from '../app/admin/settings.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
@@ -145,15 +144,10 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       const [partnerId, wallet, amount, reference] = [verb, ...rest];
       if (!['online', 'promo', 'insurance'].includes(wallet ?? ''))
         throw new UsageError('wallet must be online, promo or insurance');
-      const amountBani = mdlToBani(Number(need(amount, 'amount')));
-      if (amountBani === null || amountBani <= 0)
-        throw new UsageError('amount must be greater than 0 MDL with at most 2 decimals');
-      const id = need(partnerId, 'partner id');
-      await getPartner(svc, id); // an unknown partner is "Partner not found", as over HTTP
-      return creditWallet(svc, {
-        partnerId: id,
+      return creditPartnerWallet(svc, {
+        partnerId: need(partnerId, 'partner id'),
         wallet: wallet as SubWallet,
-        amountBani,
+        amount: Number(need(amount, 'amount')),
         reference: need(reference, 'reference'),
         actor: 'operator:cli',
       });

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { creditWallet } from '../app/admin/credit-wallet.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { creditPartnerWallet } from '../app/admin/credit-wallet.ts';
 import { listOrdersForOperator, orderDetail } from '../app/admin/orders.ts';
 import { resendOrderEvent, sendTestEvent } from '../app/deliver-webhook.ts';
 import {
@@ -13,14 +13,13 @@ import {
 } from '../app/admin/partners.ts';
 import type { Services } from '../app/services.ts';
 import { WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
-import { badRequest } from '../domain/errors.ts';
-import { mdlToBani } from '../domain/money.ts';
 import { tokenHash } from '../secrets/secret-box.ts';
 import { isoLocal } from '../domain/time.ts';
 import { adminWalletRoutes } from './admin-wallet-routes.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { parseJsonBody } from './raw-body.ts';
 import { OperatorBody } from './schemas.ts';
+import type { App } from './typed.ts';
 
 // Tokens are compared as their SHA-256 (the form the sandbox token is stored in), in constant time:
 // equal lengths whatever was sent, and no early exit on the first differing byte.
@@ -30,7 +29,7 @@ const digest = (s: string) => Buffer.from(tokenHash(s), 'hex');
  * The operator API under /admin, behind `Authorization: Bearer <ADMIN_TOKEN>`. A partner
  * signature never opens it (and the admin token never opens /v1).
  */
-export async function adminRoutes(app: FastifyInstance, svc: Services, adminToken: string): Promise<void> {
+export async function adminRoutes(app: App, svc: Services, adminToken: string): Promise<void> {
   const expected = digest(adminToken);
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
@@ -68,14 +67,11 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
         }),
       },
     },
-    async (req, reply) =>
-      reply.code(201).send(await createPartner(svc, req.body as Parameters<typeof createPartner>[1])),
+    async (req, reply) => reply.code(201).send(await createPartner(svc, req.body)),
   );
 
   const read = { ...doc('Read a partner', 'getPartner'), params: Id };
-  app.get('/admin/partners/:id', { schema: read }, async (req) =>
-    getPartner(svc, (req.params as { id: string }).id),
-  );
+  app.get('/admin/partners/:id', { schema: read }, async (req) => getPartner(svc, req.params.id));
 
   app.patch(
     '/admin/partners/:id',
@@ -93,17 +89,16 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
         }),
       },
     },
-    async (req) =>
-      changePartner(svc, (req.params as { id: string }).id, req.body as Parameters<typeof changePartner>[2]),
+    async (req) => changePartner(svc, req.params.id, req.body),
   );
 
   const rotate = { ...doc('Issue a new secret; the old stays valid', 'rotatePartnerSecret'), params: Id };
   app.post('/admin/partners/:id/secrets', { schema: rotate }, async (req, reply) =>
-    reply.code(201).send(await rotateSecret(svc, (req.params as { id: string }).id)),
+    reply.code(201).send(await rotateSecret(svc, req.params.id)),
   );
   const retire = { ...doc('Retire the old partner secrets', 'retireOldPartnerSecrets'), params: Id };
   app.delete('/admin/partners/:id/secrets/old', { schema: retire }, async (req) =>
-    retireOldSecrets(svc, (req.params as { id: string }).id),
+    retireOldSecrets(svc, req.params.id),
   );
 
   app.post(
@@ -119,25 +114,7 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
         }),
       },
     },
-    async (req) => {
-      const body = req.body as {
-        wallet: 'online' | 'promo' | 'insurance';
-        amount: number;
-        reference: string;
-      };
-      const amountBani = mdlToBani(body.amount);
-      if (amountBani === null || amountBani <= 0)
-        throw badRequest('amount must be greater than 0 with at most 2 decimals');
-      const partnerId = (req.params as { id: string }).id;
-      await getPartner(svc, partnerId);
-      return creditWallet(svc, {
-        partnerId,
-        wallet: body.wallet,
-        amountBani,
-        reference: body.reference,
-        actor: 'operator',
-      });
-    },
+    async (req) => creditPartnerWallet(svc, { partnerId: req.params.id, ...req.body, actor: 'operator' }),
   );
 
   app.get(
@@ -157,25 +134,20 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
       },
     },
     async (req) => {
-      const q = req.query as { partner_id?: string; status?: string; limit?: string; cursor?: string };
-      return listOrdersForOperator(svc, {
-        ...q,
-        ...(q.limit ? { limit: Number(q.limit) } : {}),
-      } as Parameters<typeof listOrdersForOperator>[1]);
+      const { limit, ...q } = req.query;
+      return listOrdersForOperator(svc, { ...q, ...(limit ? { limit: Number(limit) } : {}) });
     },
   );
 
   const detail = { ...doc('Read an order in full', 'getOrderDetail'), params: Id };
-  app.get('/admin/orders/:id', { schema: detail }, async (req) =>
-    orderDetail(svc, (req.params as { id: string }).id),
-  );
+  app.get('/admin/orders/:id', { schema: detail }, async (req) => orderDetail(svc, req.params.id));
   const resend = { ...doc('Re-send the order’s webhook event', 'resendOrderWebhook'), params: Id };
   app.post('/admin/orders/:id/webhook', { schema: resend }, async (req) =>
-    resendOrderEvent(svc, (req.params as { id: string }).id),
+    resendOrderEvent(svc, req.params.id),
   );
   const test = { ...doc('Send a test event to the partner’s webhook', 'sendWebhookTest'), params: Id };
   app.post('/admin/partners/:id/webhook-test', { schema: test }, async (req) =>
-    sendTestEvent(svc, (req.params as { id: string }).id),
+    sendTestEvent(svc, req.params.id),
   );
   await adminWalletRoutes(app, svc);
 
@@ -191,7 +163,7 @@ export async function adminRoutes(app: FastifyInstance, svc: Services, adminToke
         },
       },
       async (req, reply) => {
-        const text = (req.body as { now: string }).now;
+        const text = req.body.now;
         const ms = Date.parse(text);
         if (Number.isNaN(ms) || !/[zZ]|[+-]\d{2}:?\d{2}$/.test(text)) {
           return sendError(

@@ -1,16 +1,16 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import { changeSettings, readSettings } from '../app/admin/settings.ts';
 import { refundOrder } from '../app/refund-order.ts';
 import type { Services } from '../app/services.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
 import { OperatorBody } from './schemas.ts';
+import type { App } from './typed.ts';
 
 /**
  * Operator calls around the wallet: the spending switch, refunds, statements. Registered from
  * adminRoutes, inside its scope, so the admin token guards them.
  */
-export async function adminWalletRoutes(app: FastifyInstance, svc: Services): Promise<void> {
+export async function adminWalletRoutes(app: App, svc: Services): Promise<void> {
   const tags = ['operator'];
   const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
   const Day = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' });
@@ -30,7 +30,7 @@ export async function adminWalletRoutes(app: FastifyInstance, svc: Services): Pr
         body: OperatorBody({ balance_spending_enabled: Type.Boolean() }),
       },
     },
-    async (req) => changeSettings(svc, req.body as { balance_spending_enabled: boolean }),
+    async (req) => changeSettings(svc, req.body),
   );
 
   app.post(
@@ -45,8 +45,8 @@ export async function adminWalletRoutes(app: FastifyInstance, svc: Services): Pr
       },
     },
     async (req) =>
-      refundOrder(svc, (req.params as { id: string }).id, {
-        reason: (req.body as { reason: string }).reason,
+      refundOrder(svc, req.params.id, {
+        reason: req.body.reason,
         actor: 'operator',
       }),
   );
@@ -67,8 +67,8 @@ export async function adminWalletRoutes(app: FastifyInstance, svc: Services): Pr
       },
     },
     async (req, reply) => {
-      const q = req.query as { from: string; to: string; format?: 'json' | 'csv' };
-      const partnerId = (req.params as { id: string }).id;
+      const q = req.query;
+      const partnerId = req.params.id;
       const statement = await walletStatement(svc, { partnerId, from: q.from, to: q.to });
       if (q.format !== 'csv') return statement;
       return reply

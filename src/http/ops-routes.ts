@@ -1,17 +1,18 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
-import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
 import type { Registry } from 'prom-client';
 import type { Services } from '../app/services.ts';
 import { findDocument } from '../db/repos/orders.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { OPERATOR_SCHEME } from './openapi.ts';
+import type { App } from './typed.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /** Health, readiness, metrics and the policy documents. */
 export async function opsRoutes(
-  app: FastifyInstance,
+  app: App,
   svc: Services,
   registry: Registry,
   opts: { metricsTokens: string[] },
@@ -48,9 +49,14 @@ export async function opsRoutes(
     return reply.type(registry.contentType).send(await registry.metrics());
   });
   // The token is 128 random bits: knowing the URL is the permission, as the file URL is given to the partner.
-  const policy = { tags, summary: 'Policy PDF', operationId: 'getPolicyDocument' };
+  const policy = {
+    tags,
+    summary: 'Policy PDF',
+    operationId: 'getPolicyDocument',
+    params: Type.Object({ name: Type.String({ maxLength: 100 }) }),
+  };
   app.get('/files/:name', { schema: policy }, async (req, reply) => {
-    const m = /^([0-9a-f]{32,64})\.pdf$/.exec((req.params as { name: string }).name);
+    const m = /^([0-9a-f]{32,64})\.pdf$/.exec(req.params.name);
     const pdf = m ? await findDocument(svc.db, m[1]!) : undefined;
     if (!pdf) return sendError(reply, reasonBody(404, 'Document not found'));
     return reply

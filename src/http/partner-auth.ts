@@ -28,7 +28,18 @@ export function installPartnerAuth(
   partners: PartnerDirectory,
   limits: { counter: SharedWindowCounter; failuresPerMinute: number },
 ): void {
-  app.decorateRequest('partner', null as unknown as PartnerWithSecrets);
+  // Set by the signature check before any handler runs; reading it earlier is a bug, said at once.
+  const authenticated = new WeakMap<FastifyRequest, PartnerWithSecrets>();
+  app.decorateRequest('partner', {
+    getter(this: FastifyRequest) {
+      const partner = authenticated.get(this);
+      if (!partner) throw new Error('request.partner read before the signature was checked');
+      return partner;
+    },
+    setter(this: FastifyRequest, partner: PartnerWithSecrets) {
+      authenticated.set(this, partner);
+    },
+  });
   const key = (request: FastifyRequest) => `auth-failures:${request.ip}`;
   /** Answers 429 and true when the address is over its failures. */
   const throttled = (request: FastifyRequest, reply: FastifyReply): boolean => {

@@ -1,7 +1,6 @@
-import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
-import type { FastifyInstance } from 'fastify';
-import { confirmOrder, type PaymentInput } from '../app/confirm-order.ts';
-import { createOrder, type CreateOrderInput } from '../app/create-order.ts';
+import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
+import { confirmOrder } from '../app/confirm-order.ts';
+import { createOrder } from '../app/create-order.ts';
 import { getOrder } from '../app/get-order.ts';
 import { quote } from '../app/quote.ts';
 import { SharedWindowCounter } from '../app/rate-limit-store.ts';
@@ -11,10 +10,11 @@ import { installPartnerAuth } from './partner-auth.ts';
 import { PRODUCT_MODULES } from '../products/registry.ts';
 import { compileJsonWriter } from './json-writer.ts';
 import { partnerDoc as doc, quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
+import type { App } from './typed.ts';
 import { walletRoutes } from './wallet-routes.ts';
 
 /** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
-export async function partnerRoutes(app: FastifyInstance, svc: Services): Promise<void> {
+export async function partnerRoutes(app: App, svc: Services): Promise<void> {
   const counter = new SharedWindowCounter(svc.db, {
     onError: (err) => svc.log.warn({ err }, 'rate-limit counts could not be shared this time'),
   });
@@ -25,11 +25,15 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
   await app.register(rateLimit, {
     hook: 'preValidation',
     timeWindow: 60_000,
-    store: class {
-      constructor() {
-        return counter;
+    // The plugin constructs its store; this one hands it the counter the signature check shares.
+    store: class implements FastifyRateLimitStore {
+      incr(...args: Parameters<FastifyRateLimitStore['incr']>) {
+        counter.incr(args[0], args[1], args[2]);
       }
-    } as unknown as NonNullable<RateLimitPluginOptions['store']>,
+      child() {
+        return this;
+      }
+    },
     keyGenerator: (req) => `partner:${req.partner.id}`,
     max: (req) => req.partner.rate_limit_per_minute ?? svc.config.rateLimitPerMinute,
     // Only a refusal carries the limit's headers (and Retry-After): setting three headers on every
@@ -62,12 +66,10 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
     '/v1/get-offers',
     { schema: { ...doc('Quote prices for one product', 'getOffers'), ...routes.getOffers } },
     async (req, reply) => {
-      const body = req.body as { product: string };
-      const offers = await quote(svc, req.partner, body);
-      // Typed as returning a string, but Fastify sends a serialiser's Buffer as it is.
-      reply.serializer(offerWriters.get(body.product) as unknown as (payload: unknown) => string);
-      reply.type('application/json; charset=utf-8');
-      return offers;
+      const offers = await quote(svc, req.partner, req.body);
+      // Bytes are sent as they are, past Fastify's own serialiser (the route's schema documents them).
+      const write = offerWriters.get(req.body.product)!;
+      return reply.type('application/json; charset=utf-8').send(write(offers));
     },
   );
   app.post(
@@ -76,7 +78,7 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
       schema: { ...doc('Create a draft order', 'createOrder'), ...routes.createOrder },
       config: { idempotent: true },
     },
-    async (req) => createOrder(svc, req.partner, req.body as CreateOrderInput),
+    async (req) => createOrder(svc, req.partner, req.body),
   );
   app.post(
     '/v1/confirm-order',
@@ -84,15 +86,12 @@ export async function partnerRoutes(app: FastifyInstance, svc: Services): Promis
       schema: { ...doc('Record the customer payment of a draft', 'confirmOrder'), ...routes.confirmOrder },
       config: { idempotent: true },
     },
-    async (req) => {
-      const body = req.body as { id: string; payment: PaymentInput };
-      return confirmOrder(svc, req.partner, body.id, body.payment);
-    },
+    async (req) => confirmOrder(svc, req.partner, req.body.id, req.body.payment),
   );
   app.post(
     '/v1/get-order',
     { schema: { ...doc('Read an order', 'getOrder'), ...routes.getOrder } },
-    async (req) => getOrder(svc, req.partner, (req.body as { id: string }).id),
+    async (req) => getOrder(svc, req.partner, req.body.id),
   );
   await walletRoutes(app, svc);
 }

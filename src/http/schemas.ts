@@ -1,4 +1,4 @@
-import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
+import { Type, type TObject, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { ORDER_STATUSES } from '../domain/order-state.ts';
 import { PRODUCT_MODULES } from '../products/registry.ts';
 
@@ -29,11 +29,20 @@ export const partnerDoc = (summary: string, operationId: string) => ({
 });
 
 /**
+ * A product's part of a request as the use cases take it: each product module validates its own
+ * fields again (its schema is the branch below), so the handler needs only the `product` to route it.
+ */
+export type ProductRequest = { product: string } & Record<string, unknown>;
+
+/**
  * A oneOf over the products, picked by `product` (Ajv discriminator), so errors name the right branch's
  * field. Each branch is titled (`VignetteRoQuote`, `RcaOrderItem`…): the API document names its variants so.
  */
-function byProduct(pick: (m: (typeof PRODUCT_MODULES)[number]) => TObject, kind: string): TSchema {
-  return Type.Unsafe({
+function byProduct(
+  pick: (m: (typeof PRODUCT_MODULES)[number]) => TObject,
+  kind: string,
+): TUnsafe<ProductRequest> {
+  return Type.Unsafe<ProductRequest>({
     type: 'object',
     required: ['product'],
     discriminator: { propertyName: 'product' },

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
 import type { Logger } from 'pino';
 import type { Services } from '../app/services.ts';
 import { countOrdersByStatus } from '../db/repos/orders.ts';
@@ -12,6 +19,7 @@ import { partnerRoutes } from './partner-routes.ts';
 import { installRawBodyParser } from './raw-body.ts';
 import { sharedSchemas } from './schemas.ts';
 import { guardParamsAndQuery } from './text-guard.ts';
+import type { App } from './typed.ts';
 import { PRODUCT_MODULES } from '../products/registry.ts';
 
 export interface ServerOptions {
@@ -27,9 +35,14 @@ export interface ServerOptions {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** Builds the whole HTTP surface. Never listens: main.ts does, tests use inject(). */
-export async function buildServer(svc: Services, opts: ServerOptions): Promise<FastifyInstance> {
-  const app = Fastify({
-    loggerInstance: opts.logger as unknown as FastifyBaseLogger,
+export async function buildServer(svc: Services, opts: ServerOptions): Promise<App> {
+  const app = Fastify<
+    RawServerDefault,
+    RawRequestDefaultExpression,
+    RawReplyDefaultExpression,
+    FastifyBaseLogger
+  >({
+    loggerInstance: opts.logger,
     // Per-request info logs halve throughput: requests are logged at debug, errors always.
     logController: new LogController({ disableRequestLogging: true }),
     // A client's X-Request-Id is taken only when it is a short token of safe characters; anything
@@ -75,7 +88,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<F
       return new Error(`${at} ${e.message ?? 'is invalid'}`);
     },
     forceCloseConnections: false,
-  });
+  }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.maxConnections = opts.maxConnections ?? 1024;
   // Set as the request arrives, so every answer carries it (errors too); a callback hook, as it
   // runs on every request and an async one costs a promise each time.

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import { getBalance } from '../app/get-balance.ts';
 import { payFromWallet } from '../app/pay-from-wallet.ts';
 import type { Services } from '../app/services.ts';
 import { ErrorResponse, Order, partnerDoc as doc } from './schemas.ts';
+import type { App } from './typed.ts';
 
 const errors = { '4xx': Type.Ref(ErrorResponse), '5xx': Type.Ref(ErrorResponse) };
 
@@ -33,7 +33,7 @@ export const walletSchemas = {
  * The partner's wallet endpoints. Registered from partnerRoutes, inside its scope, so the
  * signature check runs before these handlers exactly as for the order endpoints.
  */
-export async function walletRoutes(app: FastifyInstance, svc: Services): Promise<void> {
+export async function walletRoutes(app: App, svc: Services): Promise<void> {
   app.post(
     '/v1/get-balance',
     { schema: { ...doc('Read the prepaid wallet balance', 'getBalance'), ...walletSchemas.getBalance } },
@@ -48,6 +48,6 @@ export async function walletRoutes(app: FastifyInstance, svc: Services): Promise
       },
       config: { idempotent: true },
     },
-    async (req) => payFromWallet(svc, req.partner, (req.body as { id: string }).id),
+    async (req) => payFromWallet(svc, req.partner, req.body.id),
   );
 }

@@ -1,8 +1,27 @@
 import { badRequest, notFound } from '../../domain/errors.ts';
+import { partnerExists } from '../../db/repos/partners.ts';
 import { book, lockWallet } from '../../db/repos/wallets.ts';
+import { mdlToBani } from '../../domain/money.ts';
 import type { SubWallet } from '../../db/schema.ts';
 import type { Services } from '../services.ts';
 import { balanceView } from '../wallet-view.ts';
+
+/**
+ * The operator's credit as the API and the command line take it: an amount in MDL (greater than 0,
+ * at most 2 decimals) to a partner that exists ("Partner not found" otherwise).
+ */
+export async function creditPartnerWallet(
+  svc: Services,
+  input: { partnerId: string; wallet: SubWallet; amount: number; reference: string; actor: string },
+) {
+  const amountBani = mdlToBani(input.amount);
+  if (amountBani === null || amountBani <= 0) {
+    throw badRequest('amount must be greater than 0 with at most 2 decimals');
+  }
+  if (!(await partnerExists(svc.db, input.partnerId))) throw notFound('Partner not found');
+  const { amount: _mdl, ...rest } = input;
+  return creditWallet(svc, { ...rest, amountBani });
+}
 
 /**
  * An operator credit (a wire transfer lands in `online`). The reference makes it idempotent:

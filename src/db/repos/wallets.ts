@@ -1,13 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type {
-  DB,
-  LedgerEntriesTable,
-  OrderItemRow,
-  OrderRow,
-  PaymentData,
-  SubWallet,
-  WalletRow,
-} from '../schema.ts';
+import type { SpendableWallet } from '../../domain/wallet.ts';
+import type { DB, LedgerEntriesTable, OrderItemRow, OrderRow, SubWallet, WalletRow } from '../schema.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
 
@@ -131,98 +124,54 @@ export async function lockOrderForWalletPayment(
   return { order, items: _items, hasWallet: _has_wallet, spending: _spending };
 }
 
-/** The message polita_refuse raises when neither sub-wallet covers a wallet payment. */
-const INSUFFICIENT_REFUSAL = 'polita: no sub-wallet covers the price';
-
 /**
- * The booking of a wallet payment as ONE statement, taken last in the transaction: lock the
- * wallet, pick the sub-wallet (promo if it alone covers the price, else online), debit it, append
- * the ledger entry with its balance_after, and move the order (locked by the caller, a draft)
- * to paid with its event and the payment naming the entry.
+ * The booking of a wallet payment, in one statement taken last in the caller's transaction (which
+ * has locked the order, a draft it already moved to paid): lock the wallet, choose the sub-wallet
+ * (promo when it alone covers the price, else online; this is the only place that rule is
+ * written), debit it, append the ledger entry with its balance_after, and complete the order's
+ * payment with the receipt naming the entry and the sub-wallet. A free order debits nothing and
+ * books no entry (amounts are never zero): its receipt is `wallet:0`, from promo.
  *
- * Every payment of a partner queues on the wallet row, so how long it is held is the partner's
- * payment rate. The COMMIT travels in the same message (a simple query, so the
- * values are written into the text as escaped literals), and the row is held only while the
- * server executes and commits: no round trip to this process in between, which under load was
- * most of the hold. The caller's transaction must be one it opened itself with `begin` on this
- * connection; on success it is committed. When neither sub-wallet covers the price, the statement
- * raises, so nothing of the transaction commits, and this answers 'insufficient' (the caller
- * rolls back). An order that is no longer a draft under the caller's row lock is a bug: it raises
- * too, and that error is thrown.
+ * Every payment of a partner queues on the wallet row, so the statement holds it only while the
+ * server runs it and the caller commits. Answers undefined, having changed nothing, when neither
+ * sub-wallet covers the price (the caller rolls back).
  */
 export async function debitForOrder(
-  conn: Kysely<DB>,
-  p: {
-    partnerId: string;
-    orderId: string;
-    price: number;
-    actor: string;
-    at: Date;
-    /** The payment without receipt_id and wallet, which come from the entry. */
-    payment: Omit<PaymentData, 'receipt_id' | 'wallet'>;
-  },
-): Promise<'booked' | 'insufficient'> {
-  if (!(p.price > 0)) throw new Error('debitForOrder needs a positive price');
-  const price = `${integerLiteral(p.price)}::bigint`;
-  const at = `${textLiteral(p.at.toISOString())}::timestamptz`;
-  const partner = textLiteral(p.partnerId);
-  const order = textLiteral(p.orderId);
-  const actor = textLiteral(p.actor);
-  const text = `
+  trx: Transaction<DB>,
+  p: { partnerId: string; orderId: string; price: number; actor: string; at: Date },
+): Promise<{ wallet: SpendableWallet; entryId: number | null } | undefined> {
+  if (!Number.isSafeInteger(p.price) || p.price < 0) throw new Error(`not a price in bani: ${p.price}`);
+  const price = sql`${p.price}::bigint`;
+  const at = sql`${p.at}::timestamptz`;
+  const { rows } = await sql<{ wallet: SpendableWallet; entry_id: string | number | null }>`
     with w as (
       select partner_id,
              case when promo >= ${price} then 'promo' when online >= ${price} then 'online' end as sub
-      from wallets where partner_id = ${partner} for update
+      from wallets where partner_id = ${p.partnerId} for update
     ), d as (
       update wallets set
         promo = case when w.sub = 'promo' then wallets.promo - ${price} else wallets.promo end,
         online = case when w.sub = 'online' then wallets.online - ${price} else wallets.online end,
         updated_at = ${at}
-      from w where wallets.partner_id = w.partner_id and w.sub is not null
+      from w where wallets.partner_id = w.partner_id and w.sub is not null and ${price} > 0
       returning w.sub, case when w.sub = 'promo' then wallets.promo else wallets.online end as balance_after
     ), l as (
       insert into ledger_entries
         (partner_id, wallet, amount, balance_after, kind, order_id, reference, actor, created_at)
-      select ${partner}, d.sub, -${price}, d.balance_after, 'payment', ${order}, null, ${actor}, ${at}
+      select ${p.partnerId}, d.sub, -${price}, d.balance_after, 'payment', ${p.orderId}, null, ${p.actor}, ${at}
       from d
-      returning id, wallet
-    ), o as (
-      update orders set
-        status = 'paid', updated_at = ${at}, payment_method = 'wallet', paid_at = ${at},
-        payment = ${textLiteral(JSON.stringify(p.payment))}::jsonb
-          || jsonb_build_object('receipt_id', 'wallet:' || l.id, 'wallet', l.wallet)
-      from l where orders.id = ${order} and orders.status = 'draft'
-      returning orders.id, l.wallet
-    ), e as (
-      insert into order_events (order_id, from_status, to_status, reason, actor, at)
-      select o.id, 'draft', 'paid', 'wallet payment from ' || o.wallet, ${actor}, ${at} from o
       returning id
+    ), o as (
+      update orders set payment = orders.payment || jsonb_build_object(
+        'receipt_id', coalesce('wallet:' || (select id from l), 'wallet:0'), 'wallet', w.sub)
+      from w where orders.id = ${p.orderId} and w.sub is not null
+      returning orders.id
     )
-    select case
-      when not exists (select 1 from l) then polita_refuse(${textLiteral(INSUFFICIENT_REFUSAL)})
-      when not exists (select 1 from e) then polita_refuse(${textLiteral(`order ${p.orderId} changed under its row lock`)})
-      else true
-    end as booked; commit`;
-  try {
-    await sql.raw(text).execute(conn);
-    return 'booked';
-  } catch (err) {
-    const e = err as { code?: string; message?: string };
-    if (e.code === 'P0001' && e.message === INSUFFICIENT_REFUSAL) return 'insufficient';
-    throw err;
-  }
-}
-
-/** A SQL string literal, safe whatever the text holds (quotes doubled, backslashes in E'' form). */
-export function textLiteral(value: string): string {
-  if (value.includes('\0')) throw new Error('a SQL literal cannot hold a NUL character');
-  const quoted = value.replaceAll("'", "''");
-  return value.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
-}
-
-function integerLiteral(value: number): string {
-  if (!Number.isSafeInteger(value)) throw new Error(`not a safe integer: ${value}`);
-  return String(value);
+    select w.sub as wallet, (select id from l) as entry_id from w where exists (select 1 from o)`.execute(
+    trx,
+  );
+  const row = rows[0];
+  return row && { wallet: row.wallet, entryId: row.entry_id === null ? null : Number(row.entry_id) };
 }
 
 /** The ledger entries that moved money for an order (its payment and any refund), oldest first. */
