@@ -145,15 +145,6 @@ export function tariffsFor(
     .sort((a, b) => a.duration - b.duration);
 }
 
-/**
- * A plate as the registry writes it: upper case; internal spaces kept (single) for AT and DE,
- * where they are part of the plate, and dropped elsewhere.
- */
-export function normalisePlate(country: string, plate: string): string {
-  const p = plate.trim().toUpperCase();
-  return country === 'AT' || country === 'DE' ? p.replace(/\s+/g, ' ') : p.replace(/\s+/g, '');
-}
-
 /** ISO 3779: 17 letters and digits, never I, O or Q. */
 export const VIN_PATTERN = '^[A-HJ-NPR-Za-hj-npr-z0-9]{17}$';
 

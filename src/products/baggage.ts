@@ -2,8 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
 import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { addDays, formatDmy } from '../domain/time.ts';
-import { Amount, convertedPrice, minorOf } from './insurance-pricing.ts';
-import { insurerName, rateText, requireIdnx, requireStartDate, S, purchase } from './shared.ts';
+import { Amount, convertedPrice, minorOf, rateText } from './pricing.ts';
+import { insurerName, requireIdnx, requireStartDate, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**

@@ -34,13 +34,3 @@ export function foreignCountryIso2(field: string, code: string, hint?: string): 
   if (iso2 === 'MD') throw productRule(`${field} must not be MD${hint ? `: ${hint}` : ''}`);
   return iso2;
 }
-
-/**
- * A plate as registries store it: upper case, no separators, except Austria and Germany whose
- * plates keep their internal spaces (district and serial are read apart there).
- */
-export function normalisePlate(plate: string, country: string): string {
-  const upper = plate.trim().toUpperCase();
-  if (country === 'AT' || country === 'DE') return upper.replace(/\s+/g, ' ');
-  return upper.replace(/[\s-]+/g, '');
-}

@@ -3,11 +3,10 @@ import { productRule } from '../domain/errors.ts';
 import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
-import { Amount, Coefficient, convertedPrice, minorOf, mulCoefficient } from './insurance-pricing.ts';
+import { Amount, Coefficient, convertedPrice, minorOf, mulCoefficient, rateText } from './pricing.ts';
 import {
   carModel,
   insurerName,
-  rateText,
   requireIdnx,
   requireStartDate,
   requireVehicle,

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
 import { deepFreeze } from '../domain/freeze.ts';
 import { addDays, ageOn, daysBetween, endDateForMonths } from '../domain/time.ts';
-import { Amount, Coefficient, convertedPrice, minorOf, mulCoefficient } from './insurance-pricing.ts';
+import { Amount, Coefficient, convertedPrice, minorOf, mulCoefficient } from './pricing.ts';
 import { insurerName, requireStartDate } from './shared.ts';
 import type { ProductContext } from './types.ts';
 

@@ -12,7 +12,8 @@ import {
   resolveTrip,
   type MedicalCatalogue,
 } from './medical-tariff.ts';
-import { rateText, requireIdnx, S, purchase } from './shared.ts';
+import { rateText } from './pricing.ts';
+import { requireIdnx, S, purchase } from './shared.ts';
 import { defineProduct } from './types.ts';
 
 /**

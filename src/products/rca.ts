@@ -3,18 +3,16 @@ import { productRule } from '../domain/errors.ts';
 import { baniToMdl, formatAmount, parseDecimal } from '../domain/money.ts';
 import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
+import { Amount, Coefficient, finalPrice, mulCoefficient, rateText } from './pricing.ts';
 import {
   carModel,
-  finalPrice,
   insurerName,
-  rateText,
   requireIdnx,
   requireStartDate,
   requireVehicle,
   S,
   purchase,
 } from './shared.ts';
-import { Coefficient, mulCoefficient } from './insurance-pricing.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**
@@ -25,10 +23,7 @@ const CatalogueSchema = Type.Object({
   max_interval: Type.Integer({ minimum: 0 }),
   min_start_offset_days: Type.Integer({ minimum: 0 }),
   durations: Type.Array(Type.Integer()),
-  insurers: Type.Array(
-    Type.Object({ company: Type.String(), base_premium: Type.String({ pattern: '^[0-9]+\\.[0-9]{2}$' }) }),
-    { minItems: 1 },
-  ),
+  insurers: Type.Array(Type.Object({ company: Type.String(), base_premium: Amount }), { minItems: 1 }),
   vehicle_coefficients: Type.Record(
     Type.String(),
     Type.Array(Type.Object({ max_cc: Type.Integer(), coefficient: Coefficient })),

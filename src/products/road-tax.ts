@@ -3,8 +3,8 @@ import { productRule } from '../domain/errors.ts';
 import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { endDateForMonths, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
-import { Amount, minorOf } from './insurance-pricing.ts';
-import { carModel, finalPrice, requireIdnx, requireVehicle, S, purchase } from './shared.ts';
+import { Amount, finalPrice, minorOf } from './pricing.ts';
+import { carModel, requireIdnx, requireVehicle, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**

@@ -3,8 +3,9 @@ import { productRule } from '../domain/errors.ts';
 import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { addDays, endDateForDays, endDateForMonths, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
-import { EU_CATEGORIES, OneOfLiterals, StringEnum } from './enums.ts';
-import { Amount, eurPrice, FeeSchema } from './eur-pricing.ts';
+import { EU_CATEGORIES } from '../domain/vehicle.ts';
+import { OneOfLiterals, StringEnum } from './enums.ts';
+import { Amount, eurPrice, FeeSchema } from './pricing.ts';
 import { carModel, requireStartDate, requireVehicle, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { DomainError, productRule, vehicleNotFound } from '../domain/errors.ts';
+import { productRule, vehicleNotFound } from '../domain/errors.ts';
 import { idnxProblem } from '../domain/idnx.ts';
-import { formatRate, parseRate, withMarginBp } from '../domain/money.ts';
 import { addDays, isValidDate } from '../domain/time.ts';
 import type { IssueReceipt, IssueRequest, RegisteredVehicle } from '../providers/types.ts';
 import type { ProductContext, StoredItem } from './types.ts';
@@ -45,25 +44,6 @@ export function requireStartDate(
     throw productRule(`${field} must be between ${minStart} and ${last}`);
   }
 }
-
-/** The MDL rate of a currency, as the 10^4-scaled integer, from the catalogue. */
-export function rateOf(ctx: ProductContext, currency: string): number {
-  if (currency === 'MDL') return 10_000;
-  const text = ctx.common.exchange_rates[currency];
-  if (!text) throw new DomainError('product_rule', `no exchange rate for ${currency}`);
-  return parseRate(text);
-}
-
-/** `1 RON 4.6302 MDL` (vignettes and motor insurance) or `1 EUR = 19.3033 MDL` (medical). */
-export function rateText(ctx: ProductContext, currency: string, style: 'plain' | 'equals' = 'plain'): string {
-  return style === 'equals'
-    ? `1 ${currency} = ${formatRate(rateOf(ctx, currency))} MDL`
-    : `1 ${currency} ${formatRate(rateOf(ctx, currency))} MDL`;
-}
-
-/** The partner's final price: its margin on top of the provider price, rounded to the ban. */
-export const finalPrice = (ctx: ProductContext, baseBani: number): number =>
-  withMarginBp(baseBani, ctx.partner.marginBp);
 
 export function insurerName(ctx: ProductContext, code: string): string {
   return ctx.common.insurers.find((i) => i.code === code)?.name ?? code;

@@ -2,10 +2,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
 import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { endDateForDays, formatDmy } from '../domain/time.ts';
-import type { EuCategory } from '../providers/types.ts';
-import { countryIso2, foreignCountryIso2, normalisePlate } from './countries.ts';
-import { EU_CATEGORIES, OneOfLiterals, StringEnum } from './enums.ts';
-import { Amount, eurPrice, FeeSchema } from './eur-pricing.ts';
+import { EU_CATEGORIES, normalisePlate, type EuCategory } from '../domain/vehicle.ts';
+import { countryIso2, foreignCountryIso2 } from './countries.ts';
+import { OneOfLiterals, StringEnum } from './enums.ts';
+import { Amount, eurPrice, FeeSchema } from './pricing.ts';
 import { requireStartDate, requireVehicle, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 

@@ -2,9 +2,10 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
 import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { addDays, endDateForDays, endDateForMonths, formatDmy } from '../domain/time.ts';
-import { countryIso2, foreignCountryIso2, normalisePlate } from './countries.ts';
+import { normalisePlate } from '../domain/vehicle.ts';
+import { countryIso2, foreignCountryIso2 } from './countries.ts';
 import { StringEnum } from './enums.ts';
-import { Amount, eurPrice, FeeSchema } from './eur-pricing.ts';
+import { Amount, eurPrice, FeeSchema } from './pricing.ts';
 import { requireIdnx, requireStartDate, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 

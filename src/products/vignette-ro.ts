@@ -1,13 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import {
-  baniToMdl,
-  convertToBani,
-  formatAmount,
-  formatRate,
-  parseDecimal,
-  parseRate,
-} from '../domain/money.ts';
+import { baniToMdl, convertToBani, formatAmount, formatRate, parseRate } from '../domain/money.ts';
 import {
   activeVignetteMessage,
   DEFAULT_INSTANTS,
@@ -15,7 +8,6 @@ import {
   foreignVehicleProblem,
   NO_VIGNETTE,
   NO_VIN,
-  normalisePlate,
   regimeAt,
   resolveEmissionClass,
   TARIFF_CHANGED,
@@ -27,7 +19,10 @@ import {
   type RoVehicle,
 } from '../domain/ro-vignette.ts';
 import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
-import { carModel, finalPrice, rateOf, requireStartDate, requireVehicle, S, purchase } from './shared.ts';
+import { EU_CATEGORIES, normalisePlate } from '../domain/vehicle.ts';
+import { OneOfLiterals } from './enums.ts';
+import { Amount, finalPrice, minorOf, rateOf, rateText, toBani } from './pricing.ts';
+import { carModel, requireStartDate, requireVehicle, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**
@@ -35,10 +30,18 @@ import { defineProduct, type ProductContext } from './types.ts';
  * 1 October 2026 and the emission-class restriction of 25 September 2026 (decisions.md §4).
  * Sold in EUR, charged by the supplier in RON at a monthly rate, and by the service in MDL.
  */
-const Eur = Type.String({ pattern: '^[0-9]+\\.[0-9]{2}$' });
 const Rate = Type.String({ pattern: '^[0-9]+\\.[0-9]{1,4}$' });
 const Labels = Type.Record(Type.String({ pattern: '^[A-H]$' }), Type.String({ minLength: 1 }));
-const ByClass = Type.Object({ E0: Eur, E1: Eur, E2: Eur, E3: Eur, E4: Eur, E5: Eur, E6: Eur, EC: Eur });
+const ByClass = Type.Object({
+  E0: Amount,
+  E1: Amount,
+  E2: Amount,
+  E3: Amount,
+  E4: Amount,
+  E5: Amount,
+  E6: Amount,
+  EC: Amount,
+});
 const CatalogueSchema = Type.Object({
   max_interval: Type.Integer({ minimum: 0 }),
   /** Local Europe/Chisinau instants of the two changes; the defaults of decisions.md when absent. */
@@ -57,19 +60,15 @@ const CatalogueSchema = Type.Object({
   emission_standard_names: Type.Object(
     Object.fromEntries(EMISSION_CLASSES.map((c) => [c, Type.String({ minLength: 1 })])),
   ),
-  old_tariffs: Type.Record(Type.String(), Type.Record(Type.String({ pattern: '^[0-9]+$' }), Eur)),
+  old_tariffs: Type.Record(Type.String(), Type.Record(Type.String({ pattern: '^[0-9]+$' }), Amount)),
   /** A tariff for every class of every category and duration, so selling a class is configuration. */
   new_tariffs: Type.Record(Type.String(), Type.Record(Type.String({ pattern: '^[0-9]+$' }), ByClass)),
 });
 type RoCatalogue = Static<typeof CatalogueSchema>;
 
-const EU_CATEGORIES = ['M1', 'M2', 'M3', 'N1', 'N2', 'N3', 'L', 'O1', 'O2', 'O3', 'O4'] as const;
 const foreignBase = {
   registration_country: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO2, not MD' }),
-  category: Type.Union(
-    EU_CATEGORIES.map((c) => Type.Literal(c)),
-    { description: 'EU vehicle category' },
-  ),
+  category: OneOfLiterals(EU_CATEGORIES, { description: 'EU vehicle category' }),
   max_authorized_mass: Type.Optional(
     Type.Number({ exclusiveMinimum: 0, description: 'kg; required for N1–N3 and O1–O4' }),
   ),
@@ -173,7 +172,8 @@ async function resolveVehicle(ctx: ProductContext, req: QuoteRequest | OrderRequ
   if (country === 'MD') throw productRule('foreign_vehicle.registration_country must not be MD');
   const problem = foreignVehicleProblem(f);
   if (problem) throw productRule(problem);
-  const plate = f.plate_number !== undefined ? normalisePlate(country, f.plate_number) : undefined;
+  const plate =
+    f.plate_number !== undefined ? normalisePlate(f.plate_number, country, { keepHyphens: true }) : undefined;
   const named = 'make' in f ? [f.make, f.model].filter(Boolean).join(' ').toUpperCase() : '';
   return {
     rules: {
@@ -217,8 +217,8 @@ async function assess(ctx: ProductContext, cat: RoCatalogue, req: QuoteRequest |
 }
 
 function amounts(ctx: ProductContext, cat: RoCatalogue, eur: string) {
-  const ron = convertToBani(parseDecimal(eur, 2), parseRate(cat.eur_ron_rate));
-  const price = finalPrice(ctx, convertToBani(ron, rateOf(ctx, 'RON')));
+  const ron = convertToBani(minorOf(eur), parseRate(cat.eur_ron_rate));
+  const price = finalPrice(ctx, toBani(ctx, ron, 'RON'));
   return { ron, price };
 }
 
@@ -273,7 +273,7 @@ export const vignetteRo = defineProduct<RoCatalogue, Details>()({
           price: baniToMdl(price),
           currency: 'MDL',
           reference_price: formatAmount(ron, 'RON'),
-          reference_exchange_rate: `1 RON ${rateRonMdl(ctx)} MDL`,
+          reference_exchange_rate: rateText(ctx, 'RON'),
           min_start_date: a.minStart,
           max_interval: cat.max_interval,
           message: a.message,

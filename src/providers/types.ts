@@ -1,8 +1,9 @@
+import type { EuCategory } from '../domain/vehicle.ts';
+
 /**
  * Ports to the outside world. Only providers/ would talk to real registries and insurers; the
  * sandbox implementations behave like them in-process.
  */
-export type EuCategory = 'M1' | 'M2' | 'M3' | 'N1' | 'N2' | 'N3' | 'L' | 'O1' | 'O2' | 'O3' | 'O4';
 export type Fuel = 'petrol' | 'diesel' | 'electric' | 'hybrid' | 'lpg';
 
 /** A vehicle as the Moldovan registry knows it, looked up by its 9-digit certificate number. */
