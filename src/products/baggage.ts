@@ -1,8 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { addDays, formatDmy } from '../domain/time.ts';
-import { Amount, convertedPrice, minorOf, rateText } from './pricing.ts';
+import {
+  Amount,
+  convertedPrice,
+  minorOf,
+  type StoredConversion,
+  storedConversion,
+  storedReference,
+} from './pricing.ts';
+import { issuedPrice, offerPrice, priceLines, priceProperties } from './fields.ts';
 import { insurerName, requireIdnx, requireStartDate, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
@@ -48,13 +55,9 @@ const minStart = (ctx: ProductContext, cat: BaggageCatalogue) =>
 const piecesText = (n: number) => (n === 1 ? '1 bagaj' : `${n} bagaje`);
 const normaliseFlight = (f: string) => f.replace(/\s+/g, '').toUpperCase();
 
-interface BaggageDetails {
+interface BaggageDetails extends StoredConversion {
   /** The request, its flight numbers normalised. */
   request: Static<typeof orderSchema>;
-  /** The premium the draft was priced at, in minor units of `currency`. */
-  reference: number;
-  currency: string;
-  rate: string;
 }
 
 export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
@@ -66,10 +69,7 @@ export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
   orderSchema,
   offerProperties: { company: Type.String() },
   issuedProperties: {
-    reference_price: Type.String(),
-    reference_exchange_rate: Type.String(),
-    price: Type.Number(),
-    currency: Type.String(),
+    ...priceProperties,
     flight_numbers: Type.Array(Type.String()),
     baggage_pcs: Type.Number(),
     idnp: Type.String(),
@@ -84,10 +84,7 @@ export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
         product: 'baggage',
         name: `Asigurare bagaje, ${piecesText(req.baggage_pcs)}, ${insurerName(ctx, insurer.company)}`,
         company: insurer.company,
-        price: baniToMdl(p.price),
-        currency: 'MDL',
-        reference_price: formatAmount(p.reference, p.currency),
-        reference_exchange_rate: rateText(ctx, p.currency),
+        ...offerPrice(p, p.price),
         min_start_date: minStart(ctx, cat),
         max_interval: cat.max_interval,
       };
@@ -108,9 +105,7 @@ export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
       startDate: item.start_date,
       details: {
         request: { ...item, flight_numbers: flights },
-        reference: p.reference,
-        currency: p.currency,
-        rate: rateText(ctx, p.currency),
+        ...storedConversion(ctx, p),
       },
     };
   },
@@ -123,10 +118,7 @@ export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
     });
     const fields = {
       product: 'baggage',
-      reference_price: formatAmount(d.reference, d.currency),
-      reference_exchange_rate: d.rate,
-      price: baniToMdl(row.price),
-      currency: 'MDL',
+      ...issuedPrice(storedReference(d), row.price),
       flight_numbers: r.flight_numbers,
       baggage_pcs: r.baggage_pcs,
       idnp: r.idnp,
@@ -145,9 +137,7 @@ export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
           { label: 'Data plecării', value: formatDmy(row.start_date!) },
           { label: 'Zboruri', value: r.flight_numbers.join(', ') },
           { label: 'Bagaje asigurate', value: piecesText(r.baggage_pcs) },
-          { label: 'Primă de referință', value: fields.reference_price },
-          { label: 'Curs de referință', value: fields.reference_exchange_rate },
-          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+          ...priceLines('Primă de referință', fields, row.price),
         ],
       },
     };

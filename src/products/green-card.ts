@@ -1,9 +1,26 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { baniToMdl, formatAmount } from '../domain/money.ts';
-import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
+import { addDays, endDateForDays } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
-import { Amount, Coefficient, convertedPrice, minorOf, mulCoefficient, rateText } from './pricing.ts';
+import {
+  Amount,
+  Coefficient,
+  convertedPrice,
+  minorOf,
+  mulCoefficient,
+  type StoredConversion,
+  storedConversion,
+  storedReference,
+} from './pricing.ts';
+import {
+  issuedPrice,
+  offerPrice,
+  periodText,
+  priceLines,
+  priceProperties,
+  vehicleFields,
+  vehicleProperties,
+} from './fields.ts';
 import {
   carModel,
   insurerName,
@@ -92,13 +109,9 @@ const minStart = (ctx: ProductContext, cat: GreenCardCatalogue) =>
   addDays(ctx.today, cat.min_start_offset_days);
 const regionLabel = (cat: GreenCardCatalogue, region: Region) => cat.regions[region]!.label;
 
-interface GreenCardDetails {
+interface GreenCardDetails extends StoredConversion {
   request: Static<typeof orderSchema>;
   vehicle: RegisteredVehicle;
-  /** The premium the draft was priced at, in minor units of `currency`. */
-  reference: number;
-  currency: string;
-  rate: string;
 }
 
 export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()({
@@ -109,15 +122,7 @@ export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()({
   quoteSchema,
   orderSchema,
   offerProperties: { company: Type.String(), duration: Type.Integer() },
-  issuedProperties: {
-    plate_number: Type.String(),
-    car_model: Type.String(),
-    validity: Type.Number(),
-    reference_price: Type.String(),
-    reference_exchange_rate: Type.String(),
-    price: Type.Number(),
-    currency: Type.String(),
-  },
+  issuedProperties: { ...vehicleProperties, validity: Type.Number(), ...priceProperties },
 
   async quote(ctx, cat, req) {
     const v = await requireVehicle(ctx, req.vehicle);
@@ -128,10 +133,7 @@ export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()({
       name: `Carte Verde ${req.duration} zile, ${regionLabel(cat, req.region)}, ${insurerName(ctx, company)}, ${carModel(v)} ${v.plate}`,
       company,
       duration: req.duration,
-      price: baniToMdl(p.price),
-      currency: 'MDL',
-      reference_price: formatAmount(p.reference, p.currency),
-      reference_exchange_rate: rateText(ctx, p.currency),
+      ...offerPrice(p, p.price),
       min_start_date: minStart(ctx, cat),
       max_interval: cat.max_interval,
     }));
@@ -153,9 +155,7 @@ export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()({
       details: {
         request: item,
         vehicle: v,
-        reference: p.reference,
-        currency: p.currency,
-        rate: rateText(ctx, p.currency),
+        ...storedConversion(ctx, p),
       },
     };
   },
@@ -169,14 +169,9 @@ export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()({
     });
     const fields = {
       product: 'green-card',
-      plate_number: v.plate,
-      car_model: carModel(v),
+      ...vehicleFields(v),
       validity: request.duration,
-      // The reference is what the draft was priced at, not today's tariff.
-      reference_price: formatAmount(d.reference, d.currency),
-      reference_exchange_rate: d.rate,
-      price: baniToMdl(row.price),
-      currency: 'MDL',
+      ...issuedPrice(storedReference(d), row.price),
     };
     return {
       fields,
@@ -192,10 +187,8 @@ export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()({
           { label: 'VIN', value: v.vin ?? '—' },
           { label: 'Asigurat (IDNP/IDNO)', value: request.idnx },
           { label: 'Valabilitate', value: `${request.duration} zile` },
-          { label: 'Perioada', value: `${formatDmy(row.start_date!)} – ${formatDmy(row.end_date!)}` },
-          { label: 'Primă de referință', value: fields.reference_price },
-          { label: 'Curs de referință', value: fields.reference_exchange_rate },
-          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+          { label: 'Perioada', value: periodText(row) },
+          ...priceLines('Primă de referință', fields, row.price),
         ],
       },
     };

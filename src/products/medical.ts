@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { baniToMdl, formatAmount } from '../domain/money.ts';
+import { baniToMdl } from '../domain/money.ts';
 import { formatDmy } from '../domain/time.ts';
 import {
   ACTIVITIES,
@@ -12,7 +12,8 @@ import {
   resolveTrip,
   type MedicalCatalogue,
 } from './medical-tariff.ts';
-import { rateText } from './pricing.ts';
+import { rateText, type StoredConversion, storedConversion, storedReference } from './pricing.ts';
+import { priceLines } from './fields.ts';
 import { requireIdnx, S, purchase } from './shared.ts';
 import { defineProduct } from './types.ts';
 
@@ -126,16 +127,12 @@ const ACTIVITY_LABELS: Record<(typeof ACTIVITIES)[number], string> = {
 const contractorName = (c: OrderItem['contractor']) =>
   c.type === 'company' ? (c.fullName ?? c.full_name)! : `${c.first_name} ${c.last_name}`;
 
-interface MedicalDetails {
+interface MedicalDetails extends StoredConversion {
   request: OrderItem;
   region: string;
   company: string;
   company_name: string;
   insured_days: number;
-  /** The premium the draft was priced at, in minor units of `currency`. */
-  reference: number;
-  currency: string;
-  rate: string;
 }
 
 export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()({
@@ -220,9 +217,7 @@ export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()({
         company: company.company,
         company_name: item.company_name,
         insured_days: t.insuredDays,
-        reference: p.reference,
-        currency: p.currency,
-        rate: rateText(ctx, p.currency, 'equals'),
+        ...storedConversion(ctx, p, 'equals'),
       },
     };
   },
@@ -239,8 +234,7 @@ export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()({
       end_date: row.end_date!,
       region: d.region,
       insurance_company: d.company_name,
-      reference_price: formatAmount(d.reference, d.currency),
-      reference_exchange_rate: d.rate,
+      ...storedReference(d),
       insured_amount: `${r.amount} ${d.currency}`,
     };
     const persons = r.persons.map((p, i) => ({
@@ -267,9 +261,7 @@ export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()({
           { label: 'Perioada', value: `${formatDmy(fields.start_date)} – ${formatDmy(fields.end_date)}` },
           { label: 'Suma asigurată', value: fields.insured_amount },
           { label: 'Riscuri suplimentare', value: r.include_additional_risk ? 'incluse' : 'neincluse' },
-          { label: 'Primă de referință', value: fields.reference_price },
-          { label: 'Curs de referință', value: fields.reference_exchange_rate },
-          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+          ...priceLines('Primă de referință', fields, row.price),
         ],
       },
     };

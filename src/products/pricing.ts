@@ -61,7 +61,42 @@ export interface ConvertedPrice {
   base: number;
   /** Final price in bani, partner margin included. */
   price: number;
+  /** `reference` and today's rate as the wire shows them. */
+  reference_price: string;
+  reference_exchange_rate: string;
 }
+
+/** The wire reference of a converted price: the tariff in its currency, and today's rate. */
+export const convertedReference = (ctx: ProductContext, p: { reference: number; currency: string }) => ({
+  reference_price: formatAmount(p.reference, p.currency),
+  reference_exchange_rate: rateText(ctx, p.currency),
+});
+
+/**
+ * A converted price as a draft stores it: its reference in minor units of its currency and the
+ * rate text of the day it was priced. Issuance shows these, not today's tariff.
+ */
+export interface StoredConversion {
+  reference: number;
+  currency: string;
+  rate: string;
+}
+
+export const storedConversion = (
+  ctx: ProductContext,
+  p: ConvertedPrice,
+  style?: 'plain' | 'equals',
+): StoredConversion => ({
+  reference: p.reference,
+  currency: p.currency,
+  rate: rateText(ctx, p.currency, style),
+});
+
+/** The wire reference of a stored conversion. */
+export const storedReference = (d: StoredConversion) => ({
+  reference_price: formatAmount(d.reference, d.currency),
+  reference_exchange_rate: d.rate,
+});
 
 /**
  * Insurance (green card, medical, baggage): tariff × coefficients in foreign minor units,
@@ -74,7 +109,13 @@ export function convertedPrice(
   feeMdl: string,
 ): ConvertedPrice {
   const base = toBani(ctx, reference, currency) + minorOf(feeMdl);
-  return { reference, currency, base, price: finalPrice(ctx, base) };
+  return {
+    reference,
+    currency,
+    base,
+    price: finalPrice(ctx, base),
+    ...convertedReference(ctx, { reference, currency }),
+  };
 }
 
 /** A reseller fee on top of the converted tariff: a share in basis points, at least a minimum in MDL. */

@@ -1,9 +1,17 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { baniToMdl, formatAmount, parseDecimal } from '../domain/money.ts';
-import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
+import { baniToMdl, parseDecimal } from '../domain/money.ts';
+import { addDays, endDateForDays } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
-import { Amount, Coefficient, finalPrice, mulCoefficient, rateText } from './pricing.ts';
+import { Amount, Coefficient, finalPrice, mulCoefficient, convertedReference } from './pricing.ts';
+import {
+  issuedPrice,
+  periodText,
+  priceLines,
+  priceProperties,
+  vehicleFields,
+  vehicleProperties,
+} from './fields.ts';
 import {
   carModel,
   insurerName,
@@ -86,14 +94,7 @@ export const rca = defineProduct<RcaCatalogue, RcaDetails>()({
   quoteSchema,
   orderSchema,
   offerProperties: { company: Type.String(), duration: Type.Integer() },
-  issuedProperties: {
-    plate_number: Type.String(),
-    car_model: Type.String(),
-    reference_price: Type.String(),
-    reference_exchange_rate: Type.String(),
-    price: Type.Number(),
-    currency: Type.String(),
-  },
+  issuedProperties: { ...vehicleProperties, ...priceProperties },
 
   async quote(ctx, cat, req) {
     const v = await requireVehicle(ctx, req.vehicle);
@@ -139,12 +140,8 @@ export const rca = defineProduct<RcaCatalogue, RcaDetails>()({
     });
     const fields = {
       product: 'rca',
-      plate_number: v.plate,
-      car_model: carModel(v),
-      reference_price: formatAmount(base_premium, 'MDL'),
-      reference_exchange_rate: rateText(ctx, 'MDL'),
-      price: baniToMdl(row.price),
-      currency: 'MDL',
+      ...vehicleFields(v),
+      ...issuedPrice(convertedReference(ctx, { reference: base_premium, currency: 'MDL' }), row.price),
     };
     return {
       fields,
@@ -158,10 +155,8 @@ export const rca = defineProduct<RcaCatalogue, RcaDetails>()({
           { label: 'Număr certificat', value: v.certificate },
           { label: 'VIN', value: v.vin ?? '—' },
           { label: 'Asigurat (IDNP/IDNO)', value: request.idnx },
-          { label: 'Perioada', value: `${formatDmy(row.start_date!)} – ${formatDmy(row.end_date!)}` },
-          { label: 'Primă de referință', value: fields.reference_price },
-          { label: 'Curs de referință', value: fields.reference_exchange_rate },
-          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+          { label: 'Perioada', value: periodText(row) },
+          ...priceLines('Primă de referință', fields, row.price),
         ],
       },
     };

@@ -4,6 +4,7 @@ import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { endDateForMonths, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { Amount, finalPrice, minorOf } from './pricing.ts';
+import { vehicleFields, vehicleProperties } from './fields.ts';
 import { carModel, requireIdnx, requireVehicle, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
@@ -81,8 +82,7 @@ export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()({
   orderSchema,
   offerProperties: { car_model: Type.String(), plate_number: Type.String() },
   issuedProperties: {
-    plate_number: Type.String(),
-    car_model: Type.String(),
+    ...vehicleProperties,
     vin_code: Type.String(),
     start_date: Type.String(),
     end_date: Type.String(),
@@ -131,8 +131,7 @@ export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()({
     });
     const fields = {
       product: 'road-tax',
-      plate_number: v.plate,
-      car_model: carModel(v),
+      ...vehicleFields(v),
       // Registry without a VIN (or chassis number): the field is left out rather than faked.
       // decisions.md lists vin_code for every road-tax policy: empty when the registry holds none.
       vin_code: v.vin ?? '',

@@ -1,11 +1,18 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { addDays, endDateForDays, endDateForMonths, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { EU_CATEGORIES } from '../domain/vehicle.ts';
 import { OneOfLiterals, StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './pricing.ts';
+import {
+  issuedPrice,
+  offerPrice,
+  priceLines,
+  priceProperties,
+  vehicleFields,
+  vehicleProperties,
+} from './fields.ts';
 import { carModel, requireStartDate, requireVehicle, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
@@ -82,17 +89,13 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()({
   orderSchema,
   offerProperties: { period: Type.String(), car_model: Type.String(), plate_number: Type.String() },
   issuedProperties: {
-    plate_number: Type.String(),
-    car_model: Type.String(),
+    ...vehicleProperties,
     period: Type.String(),
     coverage: Type.String(),
     vin_code: Type.String(),
     start_date: Type.String(),
     end_date: Type.String(),
-    reference_price: Type.String(),
-    reference_exchange_rate: Type.String(),
-    price: Type.Number(),
-    currency: Type.String(),
+    ...priceProperties,
   },
 
   async quote(ctx, cat, req) {
@@ -103,10 +106,7 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()({
       return {
         product: 'roadside-assistance-eu',
         name: `Asistență rutieră Europa, ${p.label}, ${p.coverage}, ${carModel(v)} ${v.plate}`,
-        price: baniToMdl(price.price),
-        currency: 'MDL',
-        reference_price: price.reference_price,
-        reference_exchange_rate: price.reference_exchange_rate,
+        ...offerPrice(price, price.price),
         min_start_date: minStart(ctx, cat),
         max_interval: cat.max_interval,
         period: p.id,
@@ -156,18 +156,14 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()({
     });
     const fields = {
       product: 'roadside-assistance-eu',
-      plate_number: v.plate,
-      car_model: carModel(v),
+      ...vehicleFields(v),
       period: d.request.period,
       coverage: d.coverage,
       // Roadside help needs no VIN; a car the registry holds none for still gets its contract.
       vin_code: v.vin ?? '',
       start_date: row.start_date!,
       end_date: row.end_date!,
-      reference_price: d.reference_price,
-      reference_exchange_rate: d.reference_exchange_rate,
-      price: baniToMdl(row.price),
-      currency: 'MDL',
+      ...issuedPrice(d, row.price),
     };
     return {
       fields,
@@ -184,9 +180,7 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()({
           { label: 'Perioada', value: `${d.label} (${fields.period})` },
           { label: 'Acoperire', value: fields.coverage },
           { label: 'Valabil', value: `${formatDmy(fields.start_date)} – ${formatDmy(fields.end_date)}` },
-          { label: 'Tarif de referință', value: fields.reference_price },
-          { label: 'Curs de referință', value: fields.reference_exchange_rate },
-          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+          ...priceLines('Tarif de referință', fields, row.price),
         ],
       },
     };

@@ -1,11 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { baniToMdl, formatAmount } from '../domain/money.ts';
+import { formatAmount } from '../domain/money.ts';
 import { endDateForDays, formatDmy } from '../domain/time.ts';
 import { EU_CATEGORIES, normalisePlate, type EuCategory } from '../domain/vehicle.ts';
 import { countryIso2, foreignCountryIso2 } from './countries.ts';
 import { OneOfLiterals, StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './pricing.ts';
+import { issuedPrice, offerPrice, priceLines, priceProperties } from './fields.ts';
 import { requireStartDate, requireVehicle, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
@@ -247,10 +248,7 @@ export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()({
     transaction_id: Type.String(),
     start_date: Type.String(),
     end_date: Type.String(),
-    reference_price: Type.String(),
-    reference_exchange_rate: Type.String(),
-    price: Type.Number(),
-    currency: Type.String(),
+    ...priceProperties,
   },
 
   async quote(ctx, cat, req) {
@@ -268,10 +266,7 @@ export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()({
           offers.push({
             product: 'vignette:eu',
             name: `${cat.labels.vignette[lang]} ${c.name[lang]}, ${o.label[lang]}${c.tiered ? `, ${k.id}` : ''}`,
-            price: baniToMdl(p.price),
-            currency: 'MDL',
-            reference_price: p.reference_price,
-            reference_exchange_rate: p.reference_exchange_rate,
+            ...offerPrice(p, p.price),
             min_start_date: ctx.today,
             max_interval: cat.max_interval,
             country: c.code,
@@ -345,10 +340,7 @@ export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()({
       transaction_id: receipt.transactionId,
       start_date: row.start_date!,
       end_date: row.end_date!,
-      reference_price: d.reference_price,
-      reference_exchange_rate: d.reference_exchange_rate,
-      price: baniToMdl(row.price),
-      currency: 'MDL',
+      ...issuedPrice(d, row.price),
     };
     const c = cat.countries.find((x) => x.code === d.country);
     const option = c?.options.find((o) => o.id === d.validity);
@@ -371,10 +363,9 @@ export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()({
             label: 'Categoria / clasa',
             value: `${d.vehicle.profile.category}${c?.tiered ? ` / ${d.vehicle_class}` : ''}`,
           },
-          { label: 'Tarif de referință', value: fields.reference_price },
-          { label: 'Curs de referință', value: fields.reference_exchange_rate },
-          { label: 'Comision', value: formatAmount(d.fee, 'MDL') },
-          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+          ...priceLines('Tarif de referință', fields, row.price, [
+            { label: 'Comision', value: formatAmount(d.fee, 'MDL') },
+          ]),
         ],
       },
     };

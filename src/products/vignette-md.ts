@@ -1,11 +1,12 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { baniToMdl, formatAmount } from '../domain/money.ts';
+import { formatAmount } from '../domain/money.ts';
 import { addDays, endDateForDays, endDateForMonths, formatDmy } from '../domain/time.ts';
 import { normalisePlate } from '../domain/vehicle.ts';
 import { countryIso2, foreignCountryIso2 } from './countries.ts';
 import { StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './pricing.ts';
+import { issuedPrice, offerPrice, priceLines, priceProperties } from './fields.ts';
 import { requireIdnx, requireStartDate, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
@@ -144,10 +145,7 @@ export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()({
     start_date: Type.String(),
     end_date: Type.String(),
     transaction_id: Type.String(),
-    reference_price: Type.String(),
-    reference_exchange_rate: Type.String(),
-    price: Type.Number(),
-    currency: Type.String(),
+    ...priceProperties,
   },
 
   async quote(ctx, cat, req) {
@@ -158,10 +156,7 @@ export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()({
         {
           product: 'vignette:md',
           name: `Vinieta Moldova, ${periodLabel(cat, t.period)}, ${t.category} (${cat.categories[t.category]!.label})`,
-          price: baniToMdl(p.price),
-          currency: 'MDL',
-          reference_price: p.reference_price,
-          reference_exchange_rate: p.reference_exchange_rate,
+          ...offerPrice(p, p.price),
           min_start_date: minStart(ctx, cat),
           max_interval: cat.max_interval,
         },
@@ -219,10 +214,7 @@ export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()({
       start_date: row.start_date!,
       end_date: row.end_date!,
       transaction_id: receipt.transactionId,
-      reference_price: d.reference_price,
-      reference_exchange_rate: d.reference_exchange_rate,
-      price: baniToMdl(row.price),
-      currency: 'MDL',
+      ...issuedPrice(d, row.price),
     };
     return {
       fields,
@@ -243,10 +235,9 @@ export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()({
           { label: 'Conducător auto', value: d.request.driver_full_name },
           { label: 'Act de identitate', value: d.request.identity_document },
           { label: 'Țara de reședință', value: d.residence_country },
-          { label: 'Tarif de referință', value: fields.reference_price },
-          { label: 'Curs de referință', value: fields.reference_exchange_rate },
-          { label: 'Comision', value: formatAmount(d.fee, 'MDL') },
-          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+          ...priceLines('Tarif de referință', fields, row.price, [
+            { label: 'Comision', value: formatAmount(d.fee, 'MDL') },
+          ]),
         ],
       },
     };

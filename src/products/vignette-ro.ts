@@ -22,6 +22,7 @@ import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
 import { EU_CATEGORIES, normalisePlate } from '../domain/vehicle.ts';
 import { OneOfLiterals } from './enums.ts';
 import { Amount, finalPrice, minorOf, rateOf, rateText, toBani } from './pricing.ts';
+import { priceLines } from './fields.ts';
 import { carModel, requireStartDate, requireVehicle, S, purchase } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
@@ -376,10 +377,12 @@ export const vignetteRo = defineProduct<RoCatalogue, Details>()({
         : []),
       { label: 'Valabilitate', value: fields.validity },
       { label: 'Perioada', value: `${formatDmy(start)} 00:00:00 – ${formatDmy(end)} 23:59:59` },
-      { label: 'Preț de referință', value: fields.reference_price },
-      { label: 'Curs de referință', value: fields.reference_exchange_rate },
-      ...(after ? [] : [{ label: 'Curs furnizor', value: fields.supplier_exchange_rate! }]),
-      { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+      ...priceLines(
+        'Preț de referință',
+        fields,
+        row.price,
+        after ? [] : [{ label: 'Curs furnizor', value: fields.supplier_exchange_rate! }],
+      ),
     ];
     return { fields, document: { title: 'Rovinietă România', fields: doc } };
   },

@@ -1,0 +1,67 @@
+import { Type } from '@sinclair/typebox';
+import { baniToMdl, formatAmount } from '../domain/money.ts';
+import { formatDmy } from '../domain/time.ts';
+import type { PolicyField } from '../documents/policy-pdf.ts';
+import type { RegisteredVehicle } from '../providers/types.ts';
+import { carModel } from './shared.ts';
+import type { StoredItem } from './types.ts';
+
+/**
+ * The fields products share in their offers, their issued products and their policy documents,
+ * each written once so that every product puts them on the wire in the same words and order.
+ */
+
+/** What a product was priced at, as the wire shows it: the tariff in its currency and the rate to MDL. */
+export interface Reference {
+  reference_price: string;
+  reference_exchange_rate: string;
+}
+
+/** Wire fields of an issued MD-registered vehicle, for `issuedProperties`. */
+export const vehicleProperties = { plate_number: Type.String(), car_model: Type.String() };
+/** Wire fields of an issued product's price, for `issuedProperties`. */
+export const priceProperties = {
+  reference_price: Type.String(),
+  reference_exchange_rate: Type.String(),
+  price: Type.Number(),
+  currency: Type.String(),
+};
+
+/** An issued product's vehicle fields (`vehicleProperties`). */
+export const vehicleFields = (v: RegisteredVehicle) => ({ plate_number: v.plate, car_model: carModel(v) });
+
+/** An issued product's price fields (`priceProperties`): its reference, then the price paid in MDL. */
+export const issuedPrice = (ref: Reference, priceBani: number) => ({
+  reference_price: ref.reference_price,
+  reference_exchange_rate: ref.reference_exchange_rate,
+  price: baniToMdl(priceBani),
+  currency: 'MDL',
+});
+
+/** An offer's price fields: the price in MDL, then the reference it was computed from. */
+export const offerPrice = (ref: Reference, priceBani: number) => ({
+  price: baniToMdl(priceBani),
+  currency: 'MDL',
+  reference_price: ref.reference_price,
+  reference_exchange_rate: ref.reference_exchange_rate,
+});
+
+/** A policy's `start – end` line value, from the stored item's dates. */
+export const periodText = (row: StoredItem): string =>
+  `${formatDmy(row.start_date!)} – ${formatDmy(row.end_date!)}`;
+
+/**
+ * The closing lines of a policy document: the reference it was priced at (`label`: "Primă",
+ * "Tarif"…), any lines the product puts before the price (a commission), and the price paid.
+ */
+export const priceLines = (
+  label: string,
+  ref: Reference,
+  priceBani: number,
+  before: PolicyField[] = [],
+): PolicyField[] => [
+  { label, value: ref.reference_price },
+  { label: 'Curs de referință', value: ref.reference_exchange_rate },
+  ...before,
+  { label: 'Preț', value: formatAmount(priceBani, 'MDL') },
+];
