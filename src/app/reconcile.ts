@@ -1,7 +1,13 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { allRefunds } from '../db/repos/refunds.ts';
-import { allLedgerSums, allWallets, orderLinkedEntries, type LedgerRow } from '../db/repos/wallets.ts';
+import { allOrders } from '../db/repos/orders.ts';
+import {
+  allLedgerSums,
+  allWallets,
+  brokenRunningSums,
+  orderLinkedEntries,
+  type LedgerRow,
+} from '../db/repos/wallets.ts';
 import type { OrderRow, SubWallet } from '../db/schema.ts';
 
 export interface Difference {
@@ -41,28 +47,15 @@ export async function reconcile(
           }
         }
       }
-      const broken = await sql<{
-        id: number;
-        partner_id: string;
-        wallet: string;
-        balance_after: number;
-        running: number;
-      }>`
-        select id, partner_id, wallet, balance_after, running from (
-          select id, partner_id, wallet, balance_after,
-                 sum(amount) over (partition by partner_id, wallet order by id) as running
-          from ledger_entries) t
-        where running <> balance_after or running < 0
-        order by id`.execute(trx);
-      for (const r of broken.rows) {
+      for (const r of await brokenRunningSums(trx)) {
         diffs.push({
           kind: 'ledger',
           subject: `entry ${r.id} (${r.partner_id}/${r.wallet})`,
-          problem: `balance_after ${r.balance_after} bani but the running sum is ${Number(r.running)} bani`,
+          problem: `balance_after ${r.balance_after} bani but the running sum is ${r.running} bani`,
         });
       }
 
-      const orders = await trx.selectFrom('orders').selectAll().execute();
+      const orders = await allOrders(trx);
       const entries = new Map<string, LedgerRow[]>();
       for (const e of await orderLinkedEntries(trx)) {
         const list = entries.get(e.order_id!) ?? [];

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { findPartner } from '../db/repos/partners.ts';
-import { getSetting, putSetting } from '../db/repos/settings.ts';
+import { deleteSetting, getSetting, putSetting } from '../db/repos/settings.ts';
 import { lockSecrets } from '../secrets/at-rest.ts';
 import { readOrCreateSecretFile, readSecretFileIfAny, replaceSecretFile } from '../secrets/files.ts';
 import { SecretKeyError, tokenHash } from '../secrets/secret-box.ts';
@@ -64,7 +64,7 @@ export async function ensureAdminToken(
         const kept = svc.config.sandbox ? (await readOrCreateSecretFile(path, () => clear)).value : clear;
         if (!stored) await putSetting(trx, ADMIN_TOKEN_HASH_SETTING, (stored = tokenHash(kept)), now);
       }
-      await trx.deleteFrom('settings').where('key', '=', CLEAR_ADMIN_TOKEN_SETTING).execute();
+      await deleteSetting(trx, CLEAR_ADMIN_TOKEN_SETTING);
     }
     if (opts.configured) return opts.configured;
 

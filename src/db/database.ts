@@ -126,6 +126,11 @@ function newPool(connectionString: string, max: number): pg.Pool {
 }
 
 /** Forward-only migrations in one transaction under an advisory lock, so instances starting together take turns. */
+/** One round trip: is the database answering? */
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
+}
+
 export async function migrate(db: Db): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(72635411)`.execute(trx);

@@ -1,9 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { sql } from 'kysely';
 import { Type } from '@sinclair/typebox';
 import type { Registry } from 'prom-client';
 import type { Services } from '../app/services.ts';
-import { findDocument } from '../db/repos/orders.ts';
+import { databaseReachable, policyDocument } from '../app/operations.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { OPERATOR_SCHEME } from './openapi.ts';
 import type { App } from './typed.ts';
@@ -23,12 +22,8 @@ export async function opsRoutes(
   app.get('/healthz', { schema: health }, async () => ({ status: 'ok' }));
   const ready = { tags, summary: 'The database is reachable', operationId: 'getReadiness' };
   app.get('/readyz', { schema: ready }, async (_req, reply) => {
-    try {
-      await sql`select 1`.execute(svc.db);
-      return { status: 'ready' };
-    } catch {
-      return sendError(reply, reasonBody(503, 'Database unreachable'));
-    }
+    if (await databaseReachable(svc)) return { status: 'ready' };
+    return sendError(reply, reasonBody(503, 'Database unreachable'));
   });
   // Metrics name routes, partners' volumes and queue depths: an operator's token (or METRICS_TOKEN,
   // for a scraper that should hold nothing more) is needed to read them.
@@ -56,12 +51,11 @@ export async function opsRoutes(
     params: Type.Object({ name: Type.String({ maxLength: 100 }) }),
   };
   app.get('/files/:name', { schema: policy }, async (req, reply) => {
-    const m = /^([0-9a-f]{32,64})\.pdf$/.exec(req.params.name);
-    const pdf = m ? await findDocument(svc.db, m[1]!) : undefined;
+    const pdf = await policyDocument(svc, req.params.name);
     if (!pdf) return sendError(reply, reasonBody(404, 'Document not found'));
     return reply
       .type('application/pdf')
-      .header('content-disposition', `inline; filename="${m![1]!.slice(0, 8)}.pdf"`)
+      .header('content-disposition', `inline; filename="${req.params.name.slice(0, 8)}.pdf"`)
       .header('cache-control', 'private, max-age=86400')
       .send(Buffer.from(pdf));
   });

@@ -8,8 +8,8 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import type { Logger } from 'pino';
+import { ordersByStatus } from '../app/operations.ts';
 import type { Services } from '../app/services.ts';
-import { countOrdersByStatus } from '../db/repos/orders.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { installErrorHandler } from './errors.ts';
 import { installMetrics, type MetricsSources } from './metrics.ts';
@@ -112,7 +112,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
   await registerApiDocs(app, svc);
 
   const registry = installMetrics(app, {
-    ordersByStatus: () => countOrdersByStatus(svc.db),
+    ordersByStatus: () => ordersByStatus(svc),
     queueDepth: opts.queueDepth ?? (async () => []),
   });
   await app.register(async (scope) => partnerRoutes(scope, svc));

@@ -198,6 +198,11 @@ export async function listOrders(db: Conn, f: OrderListFilter): Promise<OrderRow
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(f.limit).execute();
 }
 
+/** Every order, for reconciliation. */
+export async function allOrders(db: Conn): Promise<OrderRow[]> {
+  return db.selectFrom('orders').selectAll().execute();
+}
+
 export async function orderEvents(db: Conn, orderId: string) {
   return db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('id').execute();
 }

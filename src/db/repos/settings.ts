@@ -1,4 +1,3 @@
-import type { Db } from '../database.ts';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../schema.ts';
 
@@ -17,6 +16,6 @@ export async function putSetting(db: Conn, key: string, value: unknown, at: Date
     .execute();
 }
 
-export async function deleteSetting(db: Db, key: string): Promise<void> {
+export async function deleteSetting(db: Conn, key: string): Promise<void> {
   await db.deleteFrom('settings').where('key', '=', key).execute();
 }

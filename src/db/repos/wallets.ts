@@ -174,6 +174,27 @@ export async function debitForOrder(
   return row && { wallet: row.wallet, entryId: row.entry_id === null ? null : Number(row.entry_id) };
 }
 
+/**
+ * Ledger entries whose balance_after is not the running sum of their sub-wallet's entries up to
+ * them (or whose running sum is negative): for reconciliation.
+ */
+export async function brokenRunningSums(db: Conn) {
+  const { rows } = await sql<{
+    id: number;
+    partner_id: string;
+    wallet: string;
+    balance_after: number;
+    running: string | number;
+  }>`
+    select id, partner_id, wallet, balance_after, running from (
+      select id, partner_id, wallet, balance_after,
+             sum(amount) over (partition by partner_id, wallet order by id) as running
+      from ledger_entries) t
+    where running <> balance_after or running < 0
+    order by id`.execute(db);
+  return rows.map((r) => ({ ...r, running: Number(r.running) }));
+}
+
 /** The ledger entries that moved money for an order (its payment and any refund), oldest first. */
 export async function orderLedger(db: Conn, orderId: string): Promise<LedgerRow[]> {
   return db.selectFrom('ledger_entries').selectAll().where('order_id', '=', orderId).orderBy('id').execute();

@@ -1,0 +1,24 @@
+import { ping } from '../db/database.ts';
+import { countOrdersByStatus, findDocument } from '../db/repos/orders.ts';
+import type { Services } from './services.ts';
+
+/** What monitoring reads: readiness, the policy documents by their URL, the order counts. */
+export async function databaseReachable(svc: Services): Promise<boolean> {
+  try {
+    await ping(svc.db);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A policy PDF by the file name of its URL (`<token>.pdf`, the token 128 random bits or more):
+ * knowing the URL is the permission, as the URL is what the partner was given.
+ */
+export async function policyDocument(svc: Services, fileName: string): Promise<Uint8Array | undefined> {
+  const m = /^([0-9a-f]{32,64})\.pdf$/.exec(fileName);
+  return m ? findDocument(svc.db, m[1]!) : undefined;
+}
+
+export const ordersByStatus = (svc: Services) => countOrdersByStatus(svc.db);
