@@ -1,4 +1,4 @@
-import type { PostgresPool, PostgresPoolClient } from 'kysely';
+import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
 
 /**
@@ -62,7 +62,7 @@ export function sessionPool(pool: pg.Pool, opts: { prepare: boolean; maxNames?: 
       // next statement on it fails instead, and is retried or thrown as below.
       client.on('error', ignore);
       let first = true;
-      const query = async (text: string, values: ReadonlyArray<unknown>) => {
+      const run = async (text: string, values: ReadonlyArray<unknown>) => {
         const retry = first && isHarmless(text);
         first = false;
         // The session taken in place of a dead one can be dead too (a failover ends them all): each
@@ -79,13 +79,24 @@ export function sessionPool(pool: pg.Pool, opts: { prepare: boolean; maxNames?: 
           }
         }
       };
-      return {
-        query: query as unknown as PostgresPoolClient['query'],
+      // Kysely's client interface, whose cursor form this service never uses.
+      function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+      function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+      function query(
+        sql: string | PostgresCursor<unknown>,
+        parameters?: ReadonlyArray<unknown>,
+      ): Promise<unknown> | PostgresCursor<unknown> {
+        if (typeof sql !== 'string') throw new Error('session pool: cursors are not supported');
+        return run(sql, parameters ?? []);
+      }
+      const pooled: PostgresPoolClient = {
+        query,
         release: () => {
           client.off('error', ignore);
           client.release();
         },
       };
+      return pooled;
     },
     end: () => pool.end(),
   };

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { create, type Font } from 'fontkit';
 import PDFDocument from 'pdfkit';
 
 export interface PolicyField {
@@ -27,24 +28,30 @@ const FONT_DIR = new URL('../../assets/fonts/', import.meta.url);
 const REGULAR = 'DejaVuSans';
 const BOLD = 'DejaVuSans-Bold';
 
-type FontSource = PDFKit.Mixins.PDFFontSource;
+type Fonts = Record<'regular' | 'bold', Font>;
 
-type Fonts = Record<'regular' | 'bold', FontSource>;
+// pdfkit takes a parsed fontkit font wherever it takes a font file (PDFFontFactory.open).
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace PDFKit.Mixins {
+    interface PDFFont {
+      registerFont(name: string, src: Font): this;
+    }
+  }
+}
 
 let fontCache: Promise<Fonts> | undefined;
 
 /**
  * Parsing DejaVu's large GPOS/GSUB tables dominates render time (~40 ms a document when
- * every document parses the TTF again, under 10 ms when the parsed font is reused), and
- * pdfkit accepts an already-parsed fontkit font in place of a Buffer. We borrow the one a
- * throwaway document parsed; if pdfkit's internals ever change we fall back to the Buffer,
- * which is slower but renders identically.
+ * every document parses the TTF again, under 10 ms when the parsed font is reused): each face is
+ * parsed once with fontkit (the parser pdfkit itself uses), and pdfkit embeds a parsed fontkit
+ * font as it embeds a file.
  */
-function parseOnce(file: Buffer): FontSource {
-  const probe = new PDFDocument({ autoFirstPage: false });
-  probe.font(file);
-  const parsed = (probe as unknown as { _font?: { font?: { layout?: unknown } } })._font?.font;
-  return parsed && typeof parsed.layout === 'function' ? (parsed as unknown as FontSource) : file;
+function parseOnce(file: Buffer): Font {
+  const parsed = create(file);
+  if (!('layout' in parsed)) throw new Error('a policy font must be one face, not a collection');
+  return parsed;
 }
 
 // Read and parse once per process: every render needs both faces.
