@@ -15,6 +15,48 @@ export default tseslint.config(
     files: ['examples/**/*.mjs'],
     languageOptions: { globals: { console: 'readonly', process: 'readonly', Buffer: 'readonly' } },
   },
+  // The layers (ARCHITECTURE.md): each folder imports only the layers below it. Type-only imports
+  // of row and partner types are allowed where a layer hands them through.
+  ...[
+    [
+      'src/http/**/*.ts',
+      ['../db/*', '../jobs/*'],
+      'http/ calls use cases (app/), never repositories or jobs',
+    ],
+    [
+      'src/app/**/*.ts',
+      ['../http/*', '../jobs/*', '../../http/*', '../../jobs/*'],
+      'app/ is called by http/, jobs/ and cli/, never the reverse',
+    ],
+    ['src/jobs/**/*.ts', ['../http/*', '../db/repos/*'], 'jobs/ runs use cases (app/)'],
+    [
+      'src/products/**/*.ts',
+      ['../app/*', '../http/*', '../jobs/*', '../db/*'],
+      'products/ is rules and schemas: no use case, route, job or query',
+    ],
+    [
+      'src/db/**/*.ts',
+      [
+        '../app/*',
+        '../http/*',
+        '../jobs/*',
+        '../products/*',
+        '../../app/*',
+        '../../http/*',
+        '../../jobs/*',
+        '../../products/*',
+      ],
+      'db/ stores what the layers above hand it',
+    ],
+  ].map(([files, group, message]) => ({
+    files: [files],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group, message, allowTypeImports: true }] },
+      ],
+    },
+  })),
   {
     // The domain is pure: no I/O, no framework, no clock or randomness (they come in as arguments).
     files: ['src/domain/**/*.ts'],
