@@ -1,0 +1,49 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/**
+ * Debian's Chromium driven by playwright-core (no browser download): CHROMIUM_PATH, or
+ * /usr/bin/chromium (`apt-get install -y chromium`). Without it the browser tests fail, saying so.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+  if (!existsSync(executablePath)) {
+    throw new Error(
+      `No Chromium at ${executablePath}: the browser tests need Debian's chromium (apt-get install -y chromium) or CHROMIUM_PATH`,
+    );
+  }
+  // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+  return chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/**
+ * Screenshots: with UPDATE_SCREENSHOTS=1 into docs/screenshots (the README shows them, and they are
+ * committed); otherwise into a scratch directory, so a test run leaves the tree as it was.
+ */
+export const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS
+  ? new URL('../../docs/screenshots/', import.meta.url)
+  : pathToFileURL(join(tmpdir(), 'polita-screenshots/'));
+
+/** A page that records every script error and console error, for a test to assert there were none. */
+export async function watchedPage(browser: Browser): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+  });
+  // Nothing the page loads may leave loopback (the console and docs work offline).
+  await page.route(/^(?!https?:\/\/(127\.0\.0\.1|localhost)[:/])/, (route) => {
+    errors.push(`request outside loopback: ${route.request().url()}`);
+    return route.abort();
+  });
+  return { page, errors };
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname });
+}
