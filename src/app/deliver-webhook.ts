@@ -14,6 +14,7 @@ import {
 } from '../db/repos/webhooks.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
 import { signatureHeader, webhookSignature } from '../signature.ts';
+import { audit } from './admin/operators.ts';
 import type { Services } from './services.ts';
 import { emitOrderEvent, enqueueDelivery, newEventId, releaseNext } from './webhook-events.ts';
 import { checkedAddresses, urlHost, type ResolvedAddress } from './webhook-url.ts';
@@ -167,6 +168,12 @@ export async function resendOrderEvent(svc: Services, orderId: string): Promise<
   const result = await attemptDelivery(svc, partner, event.id, event.body);
   await svc.db.transaction().execute(async (trx) => {
     await recordAttempt(trx, attemptRow(orderId, result, at, 'operator', null));
+    await audit(trx, {
+      action: 'order.resend_webhook',
+      target: orderId,
+      after: { event_id: event.id, status, delivered: result.delivered, http_status: result.httpStatus },
+      at,
+    });
     if (result.delivered && (await markDelivered(trx, event.id, at)) && event.state === 'pending') {
       await releaseNext(svc, trx, order);
     }
@@ -195,6 +202,12 @@ export async function sendTestEvent(svc: Services, partnerId: string): Promise<D
     );
   }
   const result = await attemptDelivery(svc, partner, newEventId(svc), TEST_EVENT_BODY);
+  await audit(svc.db, {
+    action: 'partner.webhook_test',
+    target: partnerId,
+    after: { event_id: result.eventId, delivered: result.delivered, http_status: result.httpStatus },
+    at: new Date(await svc.clock.now()),
+  });
   svc.log.info(
     { partnerId, eventId: result.eventId, httpStatus: result.httpStatus, error: result.error },
     'webhook test event sent',

@@ -7,6 +7,7 @@ import { isoLocal } from '../domain/time.ts';
 import type { Transaction } from 'kysely';
 import type { DB, OrderRow } from '../db/schema.ts';
 import type { Services } from './services.ts';
+import { audit } from './admin/operators.ts';
 import { emitOrderEvent } from './webhook-events.ts';
 
 const REFUNDABLE = ['failed', 'completed'];
@@ -32,6 +33,13 @@ export async function refundOrder(svc: Services, id: string, input: { reason: st
       ...input,
       at,
       failureReason: order.failure_reason ?? `Refunded by the operator: ${input.reason}`,
+    });
+    await audit(trx, {
+      action: 'order.refund',
+      target: id,
+      before: { status: order.status },
+      after: { status: 'refunded', reason: input.reason },
+      at,
     });
   });
   return refundView(svc, id);

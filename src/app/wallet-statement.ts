@@ -82,7 +82,8 @@ export async function walletStatement(
     });
 }
 
-const csvCell = (v: string | number | null) => {
+/** One CSV field: quoted when it holds a quote, a comma or a line break. */
+export const csvCell = (v: string | number | null) => {
   const s = v === null ? '' : String(v);
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };

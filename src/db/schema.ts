@@ -144,6 +144,39 @@ export interface WebhookEventsTable {
   settled_at: Timestamp | null;
 }
 
+export type OperatorRole = 'admin' | 'support';
+
+export interface OperatorsTable {
+  id: string;
+  name: string;
+  role: OperatorRole;
+  token_sha256: string;
+  created_at: Timestamp;
+  disabled_at: Timestamp | null;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: Timestamp;
+  actor: string;
+  role: OperatorRole;
+  via: 'api' | 'cli' | 'console' | 'system';
+  action: string;
+  target: string | null;
+  /** JSON written as text, read back parsed; null where there is no before (a creation) or after. */
+  before: ColumnType<unknown, string | null, string | null>;
+  after: ColumnType<unknown, string | null, string | null>;
+}
+
+export interface ConsoleSessionsTable {
+  id_sha256: string;
+  actor: string;
+  role: OperatorRole;
+  csrf_token: string;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+}
+
 export interface WebhookAttemptsTable {
   id: Generated<number>;
   order_id: string;
@@ -195,6 +228,9 @@ export interface DB {
   ledger_entries: LedgerEntriesTable;
   webhook_events: WebhookEventsTable;
   webhook_attempts: WebhookAttemptsTable;
+  operators: OperatorsTable;
+  audit_log: AuditLogTable;
+  console_sessions: ConsoleSessionsTable;
   refunds: RefundsTable;
 }
 

@@ -1,10 +1,11 @@
 import { badRequest, notFound } from '../../domain/errors.ts';
 import { partnerExists } from '../../db/repos/partners.ts';
 import { book, lockWallet } from '../../db/repos/wallets.ts';
-import { mdlToBani } from '../../domain/money.ts';
+import { baniToMdl, mdlToBani } from '../../domain/money.ts';
 import type { SubWallet } from '../../db/schema.ts';
 import type { Services } from '../services.ts';
 import { balanceView } from '../wallet-view.ts';
+import { audit } from './operators.ts';
 
 /**
  * The operator's credit as the API and the command line take it: an amount in MDL (greater than 0,
@@ -48,6 +49,16 @@ export async function creditWallet(
       actor: input.actor,
       at: new Date(now),
     });
+    // A repeated reference books nothing, and is no action to record.
+    if (after) {
+      await audit(trx, {
+        action: 'wallet.credit',
+        target: input.partnerId,
+        before: { [input.wallet]: baniToMdl(wallet[input.wallet]) },
+        after: { [input.wallet]: baniToMdl(after[input.wallet]), reference: input.reference },
+        at: new Date(now),
+      });
+    }
     return balanceView(after ?? wallet, now);
   });
 }

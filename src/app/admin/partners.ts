@@ -12,6 +12,7 @@ import { createWallet } from '../../db/repos/wallets.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../../domain/order-state.ts';
 import type { Services } from '../services.ts';
 import { checkWebhookUrlSyntax } from '../webhook-url.ts';
+import { audit } from './operators.ts';
 
 /** Operator use cases on partners. The secret is shown once, when it is made. */
 const hex = (svc: Services, n: number) => Buffer.from(svc.randomBytes(n)).toString('hex');
@@ -60,6 +61,13 @@ export async function createPartner(
   const secret = hex(svc, 32);
   const at = new Date(await svc.clock.now());
   const wallet = input.wallet ?? true;
+  // What the answer and the audit log show (the secret is only in the answer).
+  const created = {
+    name: input.name,
+    webhook_url: input.webhook_url ?? null,
+    webhook_events: webhookEvents,
+    wallet,
+  };
   await svc.db.transaction().execute(async (trx) => {
     if (await partnerExists(trx, id)) throw badRequest(`Partner ${id} already exists`);
     await insertPartner(
@@ -77,15 +85,9 @@ export async function createPartner(
       svc.partners.box,
     );
     if (wallet) await createWallet(trx, id, at);
+    await audit(trx, { action: 'partner.create', target: id, after: created, at });
   });
-  return {
-    id,
-    secret,
-    name: input.name,
-    webhook_url: input.webhook_url ?? null,
-    webhook_events: webhookEvents,
-    wallet,
-  };
+  return { id, secret, ...created };
 }
 
 export async function getPartner(svc: Services, id: string) {
@@ -99,13 +101,25 @@ export async function getPartner(svc: Services, id: string) {
 
 export async function changePartner(svc: Services, id: string, patch: PartnerPatch) {
   if (patch.webhook_url) checkWebhookUrlSyntax(patch.webhook_url, svc.config.sandbox);
-  const ok = await updatePartner(
-    svc.db,
-    id,
-    patch.webhook_events ? { ...patch, webhook_events: checkWebhookEvents(patch.webhook_events) } : patch,
-    new Date(await svc.clock.now()),
-  );
-  if (!ok) throw notFound('Partner not found');
+  const before = await getPartner(svc, id);
+  const at = new Date(await svc.clock.now());
+  await svc.db.transaction().execute(async (trx) => {
+    const ok = await updatePartner(
+      trx,
+      id,
+      patch.webhook_events ? { ...patch, webhook_events: checkWebhookEvents(patch.webhook_events) } : patch,
+      at,
+    );
+    if (!ok) throw notFound('Partner not found');
+    const changed = Object.keys(patch) as (keyof typeof before)[];
+    await audit(trx, {
+      action: 'partner.change',
+      target: id,
+      before: Object.fromEntries(changed.map((k) => [k, before[k]])),
+      after: patch,
+      at,
+    });
+  });
   svc.partners.invalidate(id);
   return getPartner(svc, id);
 }
@@ -132,6 +146,8 @@ export async function rotateSecret(svc: Services, id: string) {
   await svc.db.transaction().execute(async (trx) => {
     if (!(await partnerExists(trx, id))) throw notFound('Partner not found');
     await addSecret(trx, id, secret, at, svc.partners.box);
+    // Never the secret itself: that a new one was made, and when.
+    await audit(trx, { action: 'partner.rotate_secret', target: id, at });
   });
   svc.partners.invalidate(id);
   return { secret };
@@ -141,7 +157,9 @@ export async function retireOldSecrets(svc: Services, id: string) {
   const at = new Date(await svc.clock.now()); // before the transaction, as in rotateSecret
   const retired = await svc.db.transaction().execute(async (trx) => {
     if (!(await partnerExists(trx, id))) throw notFound('Partner not found');
-    return retireOldSecretsRepo(trx, id, at);
+    const n = await retireOldSecretsRepo(trx, id, at);
+    await audit(trx, { action: 'partner.retire_old_secrets', target: id, after: { retired: n }, at });
+    return n;
   });
   svc.partners.invalidate(id);
   return { retired };

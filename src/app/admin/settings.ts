@@ -1,7 +1,9 @@
 import type { Kysely, Transaction } from 'kysely';
 import { getSetting, putSetting } from '../../db/repos/settings.ts';
 import type { DB } from '../../db/schema.ts';
+import { isoLocal } from '../../domain/time.ts';
 import type { Services } from '../services.ts';
+import { audit } from './operators.ts';
 
 export const SPENDING_KEY = 'balance_spending_enabled';
 
@@ -20,7 +22,37 @@ export async function readSettings(svc: Services) {
 export async function changeSettings(svc: Services, input: { balance_spending_enabled?: boolean }) {
   if (input.balance_spending_enabled !== undefined) {
     const at = new Date(await svc.clock.now());
-    await putSetting(svc.db, SPENDING_KEY, input.balance_spending_enabled, at);
+    const before = await readSettings(svc);
+    await svc.db.transaction().execute(async (trx) => {
+      await putSetting(trx, SPENDING_KEY, input.balance_spending_enabled, at);
+      await audit(trx, { action: 'settings.change', target: null, before, after: input, at });
+    });
   }
   return readSettings(svc);
+}
+
+/** The sandbox clock, set by the operator (sandbox only): every use case reads its time from it. */
+export async function setSandboxClock(svc: Services, nowMs: number) {
+  const before = await svc.clock.now();
+  await svc.clock.set(nowMs);
+  await audit(svc.db, {
+    action: 'sandbox.clock_set',
+    target: null,
+    before: { now: isoLocal(before) },
+    after: { now: isoLocal(nowMs) },
+    at: new Date(Date.now()),
+  });
+  return { now: isoLocal(await svc.clock.now()) };
+}
+
+export async function resetSandboxClock(svc: Services) {
+  const before = await svc.clock.now();
+  await svc.clock.reset();
+  await audit(svc.db, {
+    action: 'sandbox.clock_reset',
+    target: null,
+    before: { now: isoLocal(before) },
+    at: new Date(),
+  });
+  return { now: isoLocal(await svc.clock.now()) };
 }

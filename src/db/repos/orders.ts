@@ -177,6 +177,16 @@ export async function expireDrafts(
 export interface OrderListFilter {
   partnerId?: string;
   status?: OrderStatus;
+  /** Orders holding this product. */
+  product?: string;
+  /** Created at or after `from` and before `to`. */
+  from?: Date;
+  to?: Date;
+  /**
+   * Free text as an operator types it: an order id, a partner id, a plate or vehicle certificate
+   * (in a product's description or issued fields), or the customer's phone (digits, any spacing).
+   */
+  q?: string;
   limit: number;
   /** Keyset cursor: created_at and id of the last row of the previous page. */
   after?: { createdAt: Date; id: string };
@@ -186,6 +196,51 @@ export async function listOrders(db: Conn, f: OrderListFilter): Promise<OrderRow
   let q = db.selectFrom('orders').selectAll();
   if (f.partnerId) q = q.where('partner_id', '=', f.partnerId);
   if (f.status) q = q.where('status', '=', f.status);
+  if (f.from) q = q.where('created_at', '>=', f.from);
+  if (f.to) q = q.where('created_at', '<', f.to);
+  if (f.product) {
+    const product = f.product;
+    q = q.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('order_items as i')
+          .select('i.idx')
+          .whereRef('i.order_id', '=', 'orders.id')
+          .where('i.product', '=', product),
+      ),
+    );
+  }
+  if (f.q) {
+    const text = f.q.trim();
+    const compact = text.replace(/[\s-]/g, '').toUpperCase();
+    const digits = text.replace(/\D/g, '');
+    const like = `%${compact.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q = q.where((eb) =>
+      eb.or([
+        eb('orders.id', '=', text.toUpperCase()),
+        eb('orders.partner_id', '=', text),
+        ...(digits.length >= 6
+          ? [eb(sql`regexp_replace(orders.customer->>'phone', '[^0-9]', '', 'g')`, 'like', `%${digits}%`)]
+          : []),
+        eb.exists(
+          eb
+            .selectFrom('order_items as i')
+            .select('i.idx')
+            .whereRef('i.order_id', '=', 'orders.id')
+            .where((w) =>
+              w.or([
+                w(sql`upper(regexp_replace(i.description, '[[:space:]-]', '', 'g'))`, 'like', like),
+                w(
+                  sql`upper(regexp_replace(coalesce(i.issued->>'plate_number', ''), '[[:space:]-]', '', 'g'))`,
+                  '=',
+                  compact,
+                ),
+                w(sql`i.details->'request'->>'vehicle'`, '=', text),
+              ]),
+            ),
+        ),
+      ]),
+    );
+  }
   if (f.after) {
     const { createdAt, id } = f.after;
     q = q.where((eb) =>

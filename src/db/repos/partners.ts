@@ -199,3 +199,27 @@ export async function updatePartner(db: Conn, id: string, patch: PartnerPatch, a
     .executeTakeFirst();
   return res.numUpdatedRows > 0n;
 }
+
+/**
+ * Partners by id, a page at a time (keyset on id), with whether each has a wallet; `q` matches an
+ * id exactly or as its start, or any part of the name (case-insensitive).
+ */
+export async function searchPartners(db: Conn, f: { q?: string; afterId?: string; limit: number }) {
+  let q = db
+    .selectFrom('partners')
+    .leftJoin('wallets', 'wallets.partner_id', 'partners.id')
+    .selectAll('partners')
+    .select((eb) => eb('wallets.partner_id', 'is not', null).as('has_wallet'));
+  if (f.q) {
+    const text = f.q.trim();
+    const escaped = text.replace(/[\\%_]/g, (c) => `\\${c}`);
+    q = q.where((eb) =>
+      eb.or([
+        eb('partners.id', 'like', `${escaped.toLowerCase()}%`),
+        eb('partners.name', 'ilike', `%${escaped}%`),
+      ]),
+    );
+  }
+  if (f.afterId) q = q.where('partners.id', '>', f.afterId);
+  return q.orderBy('partners.id').limit(f.limit).execute();
+}

@@ -200,6 +200,17 @@ export async function orderLedger(db: Conn, orderId: string): Promise<LedgerRow[
   return db.selectFrom('ledger_entries').selectAll().where('order_id', '=', orderId).orderBy('id').execute();
 }
 
+/** A partner's entries, newest first, a page at a time (keyset on id). */
+export async function ledgerPage(
+  db: Conn,
+  partnerId: string,
+  f: { limit: number; beforeId?: number },
+): Promise<LedgerRow[]> {
+  let q = db.selectFrom('ledger_entries').selectAll().where('partner_id', '=', partnerId);
+  if (f.beforeId !== undefined) q = q.where('id', '<', f.beforeId);
+  return q.orderBy('id', 'desc').limit(f.limit).execute();
+}
+
 /** A partner's entries with created_at in [from, to), in booking order. */
 export async function ledgerBetween(db: Conn, partnerId: string, from: Date, to: Date): Promise<LedgerRow[]> {
   return db

@@ -1,0 +1,176 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { timingSafeEqual } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import { badRequest, notFound } from '../../domain/errors.ts';
+import { isoLocal } from '../../domain/time.ts';
+import { insertAudit, listAudit } from '../../db/repos/audit.ts';
+import {
+  disableOperator as disableOperatorRow,
+  insertOperator,
+  listOperators as listOperatorRows,
+  operatorByTokenHash,
+  type OperatorRow,
+} from '../../db/repos/operators.ts';
+import type { DB, OperatorRole } from '../../db/schema.ts';
+import { tokenHash } from '../../secrets/secret-box.ts';
+import type { Services } from '../services.ts';
+
+/**
+ * Who is acting: an operator (the service's own admin token, or an operator token with a role)
+ * and through what. Set around each operator request, command and console action, and read by
+ * `audit` inside the use cases, so that no use case takes it as an argument.
+ */
+export interface Actor {
+  id: string;
+  name: string;
+  role: OperatorRole;
+  via: 'api' | 'cli' | 'console' | 'system';
+}
+
+export const ROLES: readonly OperatorRole[] = ['admin', 'support'];
+
+/** The service's own token (ADMIN_TOKEN, or the sandbox's generated one): an admin. */
+export const ADMIN_TOKEN_ACTOR = { id: 'admin-token', name: 'Admin token', role: 'admin' } as const;
+const SYSTEM: Actor = { id: 'system', name: 'System', role: 'admin', via: 'system' };
+
+const acting = new AsyncLocalStorage<Actor>();
+
+/** Runs `fn` (and everything it awaits) as `actor`. */
+export const asActor = <T>(actor: Actor, fn: () => T): T => acting.run(actor, fn);
+
+/** The actor of the work under way; the service itself when no operator started it (start-up seeding). */
+export const currentActor = (): Actor => acting.getStore() ?? SYSTEM;
+
+/**
+ * The operator holding `token`: the service's admin token (compared as SHA-256 digests in constant
+ * time), or an enabled operator's token; undefined for any other.
+ */
+export async function authenticateOperator(
+  svc: Services,
+  token: string,
+  adminToken: string,
+): Promise<Omit<Actor, 'via'> | undefined> {
+  const given = tokenHash(token);
+  if (timingSafeEqual(Buffer.from(given, 'hex'), Buffer.from(tokenHash(adminToken), 'hex'))) {
+    return ADMIN_TOKEN_ACTOR;
+  }
+  const op = await operatorByTokenHash(svc.db, given);
+  return op && { id: op.id, name: op.name, role: op.role };
+}
+
+/** What a support operator may do beside reading: re-send an order's event, send a test event. */
+export function supportMay(method: string, path: string): boolean {
+  if (method === 'GET' || method === 'HEAD') return true;
+  return (
+    method === 'POST' &&
+    (/^\/admin\/orders\/[^/]+\/webhook$/.test(path) || /^\/admin\/partners\/[^/]+\/webhook-test$/.test(path))
+  );
+}
+
+/**
+ * Records a state-changing operator action in the audit log, in the caller's transaction when it
+ * has one (so the entry exists iff the change commits). `before` is null for a creation.
+ */
+export async function audit(
+  db: Services['db'] | Transaction<DB>,
+  e: { action: string; target: string | null; before?: unknown; after?: unknown; at: Date },
+): Promise<void> {
+  const actor = currentActor();
+  await insertAudit(db, {
+    at: e.at,
+    actor: actor.id,
+    role: actor.role,
+    via: actor.via,
+    action: e.action,
+    target: e.target,
+    before: e.before ?? null,
+    after: e.after ?? null,
+  });
+}
+
+const operatorView = (o: OperatorRow) => ({
+  id: o.id,
+  name: o.name,
+  role: o.role,
+  created_at: isoLocal(o.created_at.getTime()),
+  disabled_at: o.disabled_at ? isoLocal(o.disabled_at.getTime()) : null,
+});
+
+/** A new operator token with a role; the token is shown here only, the service keeps its hash. */
+export async function createOperator(svc: Services, input: { name: string; role: string }) {
+  if (!(ROLES as readonly string[]).includes(input.role)) {
+    throw badRequest(`role must be one of: ${ROLES.join(', ')}`);
+  }
+  const name = input.name.trim();
+  if (name.length === 0 || name.length > 200) throw badRequest('name must be 1 to 200 characters');
+  const id = `op_${Buffer.from(svc.randomBytes(6)).toString('hex')}`;
+  const token = `pol_${Buffer.from(svc.randomBytes(24)).toString('base64url')}`;
+  const at = new Date(await svc.clock.now());
+  const row = await svc.db.transaction().execute(async (trx) => {
+    const created = await insertOperator(trx, {
+      id,
+      name,
+      role: input.role as OperatorRole,
+      tokenSha256: tokenHash(token),
+      at,
+    });
+    await audit(trx, { action: 'operator.create', target: id, after: operatorView(created), at });
+    return created;
+  });
+  return { ...operatorView(row), token };
+}
+
+export async function listOperators(svc: Services) {
+  return { operators: (await listOperatorRows(svc.db)).map(operatorView) };
+}
+
+/** Disables an operator's token at once; the row stays, for the audit log's sake. */
+export async function disableOperator(svc: Services, id: string) {
+  const at = new Date(await svc.clock.now());
+  return svc.db.transaction().execute(async (trx) => {
+    const row = await disableOperatorRow(trx, id, at);
+    if (!row) throw notFound('Operator not found or already disabled');
+    const view = operatorView(row);
+    await audit(trx, {
+      action: 'operator.disable',
+      target: id,
+      before: { ...view, disabled_at: null },
+      after: view,
+      at,
+    });
+    return view;
+  });
+}
+
+/** The audit log, newest first, cursor-paged; optionally one actor's or one target's entries. */
+export async function auditLog(
+  svc: Services,
+  q: { limit?: number; cursor?: string; actor?: string; target?: string },
+) {
+  const limit = q.limit ?? 50;
+  const beforeId = q.cursor === undefined ? undefined : Number(q.cursor);
+  if (beforeId !== undefined && !(Number.isSafeInteger(beforeId) && beforeId > 0)) {
+    throw badRequest('cursor is not valid');
+  }
+  const rows = await listAudit(svc.db, {
+    limit: limit + 1,
+    ...(beforeId !== undefined ? { beforeId } : {}),
+    ...(q.actor ? { actor: q.actor } : {}),
+    ...(q.target ? { target: q.target } : {}),
+  });
+  const page = rows.slice(0, limit);
+  return {
+    entries: page.map((r) => ({
+      id: r.id,
+      at: isoLocal(r.at.getTime()),
+      actor: r.actor,
+      role: r.role,
+      via: r.via,
+      action: r.action,
+      target: r.target,
+      before: r.before,
+      after: r.after,
+    })),
+    next_cursor: rows.length > limit ? String(page.at(-1)!.id) : null,
+  };
+}
