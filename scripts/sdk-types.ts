@@ -205,7 +205,7 @@ export async function generate(): Promise<string> {
 
   // Offers and issued products: every field the service may serialise for the product, all optional
   // as in the response schemas (Offer and IssuedProduct), with `product` as the product's literal.
-  const ownKeys = new Set(PRODUCT_MODULES.flatMap((m) => Object.keys(m.offerProperties)));
+  const ownKeys = new Set(PRODUCT_MODULES.flatMap((m) => Object.keys(m.schemas.offer)));
   const commonOfferKeys = Object.keys(Offer.properties).filter((k) => !ownKeys.has(k) && k !== 'product');
   // The product's own fields typed as its module declares them, the shared ones as the response schema.
   const pick = (shared: Schema, keys: string[]) =>
@@ -235,7 +235,7 @@ export async function generate(): Promise<string> {
     ...PRODUCT_MODULES.map(
       (m) =>
         `${key(m.product)}: ${e.type(
-          fields(m.product, false, pick(Offer, commonOfferKeys), m.offerProperties),
+          fields(m.product, false, pick(Offer, commonOfferKeys), m.schemas.offer),
           `offer/${m.product}`,
         )};`,
     ),
@@ -246,8 +246,8 @@ export async function generate(): Promise<string> {
     ...PRODUCT_MODULES.map(
       (m) =>
         `${key(m.product)}: ${
-          m.quoteResponse
-            ? e.type(m.quoteResponse, `quote-response/${m.product}`, true)
+          m.schemas.quoteResponse
+            ? e.type(m.schemas.quoteResponse, `quote-response/${m.product}`, true)
             : `{ offers: Array<Offers[${JSON.stringify(m.product)}]> }`
         };`,
     ),
@@ -265,7 +265,7 @@ export async function generate(): Promise<string> {
     ...PRODUCT_MODULES.map(
       (m) =>
         `${key(m.product)}: ${e.type(
-          fields(m.product, true, m.issuedProperties, pick(IssuedProduct, ['file'])),
+          fields(m.product, true, m.schemas.issued, pick(IssuedProduct, ['file'])),
           `issued/${m.product}`,
         )};`,
     ),

@@ -4,6 +4,7 @@ import { findOrder, orderItems, setItemIssued, transition } from '../db/repos/or
 import { renderPolicyPdf } from '../documents/policy-pdf.ts';
 import { ProviderRejection } from '../providers/types.ts';
 import { productModule } from '../products/registry.ts';
+import { purchase } from '../products/shared.ts';
 import { catalogueOf, productContext } from './product-context.ts';
 import { refundLockedOrder } from './refund-order.ts';
 import type { Services } from './services.ts';
@@ -64,7 +65,8 @@ export async function issueOrder(
     for (const [i, item] of items.entries()) {
       if (item.issued) continue;
       const m = modules[i]!;
-      const issued = await m.issue(ctx, catalogueOf(svc, m), item, orderId);
+      const receipt = await purchase(ctx, item, orderId, m.cover(item));
+      const issued = m.issue(ctx, catalogueOf(svc, m), item, receipt);
       const pdf = await renderPolicyPdf({
         title: issued.document.title,
         orderId,
@@ -79,10 +81,11 @@ export async function issueOrder(
         ...(item.start_date ? { startDate: formatDmy(item.start_date) } : {}),
         ...(item.end_date ? { endDate: formatDmy(item.end_date) } : {}),
       });
+      const fields = { product: item.product, ...issued.fields };
       const token = Buffer.from(svc.randomBytes(16)).toString('hex');
       await svc.db
         .transaction()
-        .execute((trx) => setItemIssued(trx, orderId, item.idx, issued.fields, token, pdf, new Date(now)));
+        .execute((trx) => setItemIssued(trx, orderId, item.idx, fields, token, pdf, new Date(now)));
     }
   } catch (err) {
     const rejected = err instanceof ProviderRejection;

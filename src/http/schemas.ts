@@ -78,7 +78,7 @@ function mergedObject(parts: TProperties[], base: TProperties, id: string): TObj
 }
 
 export const Offer = mergedObject(
-  PRODUCT_MODULES.map((m) => m.offerProperties),
+  PRODUCT_MODULES.map((m) => m.schemas.offer),
   {
     product: Type.String(),
     name: Type.String(),
@@ -93,7 +93,7 @@ export const Offer = mergedObject(
 );
 
 export const IssuedProduct = mergedObject(
-  PRODUCT_MODULES.map((m) => m.issuedProperties),
+  PRODUCT_MODULES.map((m) => m.schemas.issued),
   { product: Type.String() },
   'IssuedProduct',
 );
@@ -138,9 +138,13 @@ export const Payment = Type.Object({
   pos_id: Type.Optional(Type.String({ maxLength: 100 })),
 });
 
-const quoteResponses = PRODUCT_MODULES.flatMap((m) => (m.quoteResponse ? [m.quoteResponse] : []));
+const quoteResponses = PRODUCT_MODULES.flatMap((m) =>
+  m.schemas.quoteResponse ? [m.schemas.quoteResponse] : [],
+);
 const OffersResponse = Type.Object({ offers: Type.Array(Type.Ref(Offer)) });
-const quoteResponseByProduct = new Map(PRODUCT_MODULES.map((m) => [m.product as string, m.quoteResponse]));
+const quoteResponseByProduct = new Map(
+  PRODUCT_MODULES.map((m) => [m.product as string, m.schemas.quoteResponse]),
+);
 
 /**
  * The one get-offers 200 shape of a product. The route's 200 schema is an anyOf of these (for the
@@ -152,7 +156,7 @@ export const quoteResponseOf = (product: string): TSchema =>
 
 export const routes = {
   getOffers: {
-    body: byProduct((m) => m.quoteSchema, 'Quote'),
+    body: byProduct((m) => m.schemas.quote, 'Quote'),
     response: {
       200: quoteResponses.length ? Type.Union([OffersResponse, ...quoteResponses]) : OffersResponse,
       ...errors,
@@ -162,7 +166,7 @@ export const routes = {
     body: Type.Object({
       customer: Customer,
       products: Type.Array(
-        byProduct((m) => m.orderSchema, 'OrderItem'),
+        byProduct((m) => m.schemas.order, 'OrderItem'),
         { minItems: 1, maxItems: 10 },
       ),
     }),

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { addDays, formatDmy } from '../domain/time.ts';
+import { formatDmy } from '../domain/time.ts';
 import {
   Amount,
   convertedPrice,
@@ -9,8 +9,8 @@ import {
   storedConversion,
   storedReference,
 } from './pricing.ts';
-import { issuedPrice, offerPrice, priceLines, priceProperties } from './fields.ts';
-import { insurerName, requireIdnx, requireStartDate, S, purchase } from './shared.ts';
+import { issued, issuedPrice, offerPrice, policyLines, priceLines, priceProperties } from './fields.ts';
+import { insurerName, offerWindow, requireIdnx, requireWindowStart, S, StartWindow } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**
@@ -18,8 +18,7 @@ import { defineProduct, type ProductContext } from './types.ts';
  * by each insurer. The flights do not change the price, so the quote needs only the pieces.
  */
 const CatalogueSchema = Type.Object({
-  max_interval: Type.Integer({ minimum: 0 }),
-  min_start_offset_days: Type.Integer({ minimum: 0 }),
+  ...StartWindow,
   currency: Type.String({ pattern: '^[A-Z]{3}$' }),
   fee_mdl: Amount,
   max_pieces: Type.Integer({ minimum: 1, maximum: 5 }),
@@ -50,31 +49,31 @@ function baggagePrice(ctx: ProductContext, cat: BaggageCatalogue, insurer: Insur
   return convertedPrice(ctx, minorOf(insurer.price_per_piece) * pieces, cat.currency, cat.fee_mdl);
 }
 
-const minStart = (ctx: ProductContext, cat: BaggageCatalogue) =>
-  addDays(ctx.today, cat.min_start_offset_days);
 const piecesText = (n: number) => (n === 1 ? '1 bagaj' : `${n} bagaje`);
 const normaliseFlight = (f: string) => f.replace(/\s+/g, '').toUpperCase();
+
+const issuedFields = {
+  ...priceProperties,
+  flight_numbers: Type.Array(Type.String()),
+  baggage_pcs: Type.Number(),
+  idnp: Type.String(),
+  contractor_full_name: Type.String(),
+  insurance_company: Type.String(),
+};
 
 interface BaggageDetails extends StoredConversion {
   /** The request, its flight numbers normalised. */
   request: Static<typeof orderSchema>;
 }
 
-export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
-  product: 'baggage',
+export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()('baggage', {
   idPrefix: 'IAO',
-  asyncIssue: false,
   catalogue: { file: 'baggage.json', schema: CatalogueSchema },
-  quoteSchema,
-  orderSchema,
-  offerProperties: { company: Type.String() },
-  issuedProperties: {
-    ...priceProperties,
-    flight_numbers: Type.Array(Type.String()),
-    baggage_pcs: Type.Number(),
-    idnp: Type.String(),
-    contractor_full_name: Type.String(),
-    insurance_company: Type.String(),
+  schemas: {
+    quote: quoteSchema,
+    order: orderSchema,
+    offer: { company: Type.String() },
+    issued: issuedFields,
   },
 
   async quote(ctx, cat, req) {
@@ -85,8 +84,7 @@ export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
         name: `Asigurare bagaje, ${piecesText(req.baggage_pcs)}, ${insurerName(ctx, insurer.company)}`,
         company: insurer.company,
         ...offerPrice(p, p.price),
-        min_start_date: minStart(ctx, cat),
-        max_interval: cat.max_interval,
+        ...offerWindow(ctx, cat),
       };
     });
     return { offers };
@@ -96,7 +94,7 @@ export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
     requireIdnx('idnp', item.idnp, 'idnp');
     const insurer = cat.insurers.find((i) => i.company === item.insurance_company);
     if (!insurer) throw productRule(`Unknown insurance_company ${item.insurance_company}`);
-    requireStartDate(item.start_date, minStart(ctx, cat), cat.max_interval);
+    requireWindowStart(ctx, cat, item.start_date);
     const p = baggagePrice(ctx, cat, insurer, item.baggage_pcs);
     const flights = item.flight_numbers.map(normaliseFlight);
     return {
@@ -110,14 +108,12 @@ export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
     };
   },
 
-  async issue(ctx, _cat, row, orderId) {
+  cover: ({ details: d }) => ({ company: d.request.insurance_company }),
+
+  issue(ctx, _cat, row, receipt) {
     const d = row.details;
     const r = d.request;
-    const receipt = await purchase(ctx, row, orderId, {
-      company: r.insurance_company,
-    });
     const fields = {
-      product: 'baggage',
       ...issuedPrice(storedReference(d), row.price),
       flight_numbers: r.flight_numbers,
       baggage_pcs: r.baggage_pcs,
@@ -125,21 +121,14 @@ export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()({
       contractor_full_name: r.contractor_full_name,
       insurance_company: r.insurance_company,
     };
-    return {
-      fields,
-      document: {
-        title: 'Poliță de asigurare a bagajelor',
-        fields: [
-          { label: 'Număr poliță', value: receipt.series },
-          { label: 'Asigurător', value: insurerName(ctx, r.insurance_company) },
-          { label: 'Contractant', value: r.contractor_full_name },
-          { label: 'IDNP', value: r.idnp },
-          { label: 'Data plecării', value: formatDmy(row.start_date!) },
-          { label: 'Zboruri', value: r.flight_numbers.join(', ') },
-          { label: 'Bagaje asigurate', value: piecesText(r.baggage_pcs) },
-          ...priceLines('Primă de referință', fields, row.price),
-        ],
-      },
-    };
+    return issued(fields, 'Poliță de asigurare a bagajelor', [
+      ...policyLines(receipt, insurerName(ctx, r.insurance_company)),
+      { label: 'Contractant', value: r.contractor_full_name },
+      { label: 'IDNP', value: r.idnp },
+      { label: 'Data plecării', value: formatDmy(row.start_date!) },
+      { label: 'Zboruri', value: r.flight_numbers.join(', ') },
+      { label: 'Bagaje asigurate', value: piecesText(r.baggage_pcs) },
+      ...priceLines('Primă de referință', fields, row.price),
+    ]);
   },
 });

@@ -2,9 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { formatDmy } from '../domain/time.ts';
 import type { PolicyField } from '../documents/policy-pdf.ts';
-import type { RegisteredVehicle } from '../providers/types.ts';
+import type { IssueReceipt, RegisteredVehicle } from '../providers/types.ts';
 import { carModel } from './shared.ts';
-import type { StoredItem } from './types.ts';
+import type { IssuedItem, StoredItem } from './types.ts';
 
 /**
  * The fields products share in their offers, their issued products and their policy documents,
@@ -64,4 +64,24 @@ export const priceLines = (
   { label: 'Curs de referință', value: ref.reference_exchange_rate },
   ...before,
   { label: 'Preț', value: formatAmount(priceBani, 'MDL') },
+];
+
+/** What `issue` returns: the issued product's wire fields, and its policy document's title and lines. */
+export const issued = (fields: Record<string, unknown>, title: string, lines: PolicyField[]): IssuedItem => ({
+  fields,
+  document: { title, fields: lines },
+});
+
+/** The opening lines of an insurance policy: its number, then its insurer's name. */
+export const policyLines = (receipt: IssueReceipt, insurer: string): PolicyField[] => [
+  { label: 'Număr poliță', value: receipt.series },
+  { label: 'Asigurător', value: insurer },
+];
+
+/** The lines of an insured MD-registered vehicle; `model` is the vehicle line (make and model by default). */
+export const vehicleLines = (v: RegisteredVehicle, model = carModel(v)): PolicyField[] => [
+  { label: 'Număr de înmatriculare', value: v.plate },
+  { label: 'Vehicul', value: model },
+  { label: 'Număr certificat', value: v.certificate },
+  { label: 'VIN', value: v.vin ?? '—' },
 ];

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { addDays, endDateForDays } from '../domain/time.ts';
+import { endDateForDays } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import {
   Amount,
@@ -12,24 +12,10 @@ import {
   storedConversion,
   storedReference,
 } from './pricing.ts';
-import {
-  issuedPrice,
-  offerPrice,
-  periodText,
-  priceLines,
-  priceProperties,
-  vehicleFields,
-  vehicleProperties,
-} from './fields.ts';
-import {
-  carModel,
-  insurerName,
-  requireIdnx,
-  requireStartDate,
-  requireVehicle,
-  S,
-  purchase,
-} from './shared.ts';
+import { issued, issuedPrice, offerPrice, periodText, policyLines, priceLines } from './fields.ts';
+import { priceProperties, vehicleFields, vehicleLines, vehicleProperties } from './fields.ts';
+import { carModel, insuredVehicle, insurerName, offerWindow, requireWindowStart, S } from './shared.ts';
+import { StartWindow } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**
@@ -41,8 +27,7 @@ export const GREEN_CARD_DURATIONS = [15, 30, 60, 90, 120, 150, 180, 210, 240, 27
 const REGIONS = ['EU', 'UA'] as const;
 
 const CatalogueSchema = Type.Object({
-  max_interval: Type.Integer({ minimum: 0 }),
-  min_start_offset_days: Type.Integer({ minimum: 0 }),
+  ...StartWindow,
   currency: Type.String({ pattern: '^[A-Z]{3}$' }),
   fee_mdl: Amount,
   regions: Type.Object(
@@ -105,28 +90,23 @@ function greenCardPrice(
   return convertedPrice(ctx, reference, cat.currency, cat.fee_mdl);
 }
 
-const minStart = (ctx: ProductContext, cat: GreenCardCatalogue) =>
-  addDays(ctx.today, cat.min_start_offset_days);
 const regionLabel = (cat: GreenCardCatalogue, region: Region) => cat.regions[region]!.label;
+
+const offerFields = { company: Type.String(), duration: Type.Integer() };
+const issuedFields = { ...vehicleProperties, validity: Type.Number(), ...priceProperties };
 
 interface GreenCardDetails extends StoredConversion {
   request: Static<typeof orderSchema>;
   vehicle: RegisteredVehicle;
 }
 
-export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()({
-  product: 'green-card',
+export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()('green-card', {
   idPrefix: 'IAE',
-  asyncIssue: false,
   catalogue: { file: 'green-card.json', schema: CatalogueSchema },
-  quoteSchema,
-  orderSchema,
-  offerProperties: { company: Type.String(), duration: Type.Integer() },
-  issuedProperties: { ...vehicleProperties, validity: Type.Number(), ...priceProperties },
+  schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
   async quote(ctx, cat, req) {
-    const v = await requireVehicle(ctx, req.vehicle);
-    requireIdnx('idnx', req.idnx);
+    const v = await insuredVehicle(ctx, req.vehicle, req.idnx);
     const p = greenCardPrice(ctx, cat, v, req.region, req.duration);
     const offers = cat.insurers.map((company) => ({
       product: 'green-card',
@@ -134,18 +114,16 @@ export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()({
       company,
       duration: req.duration,
       ...offerPrice(p, p.price),
-      min_start_date: minStart(ctx, cat),
-      max_interval: cat.max_interval,
+      ...offerWindow(ctx, cat),
     }));
     return { offers };
   },
 
   async price(ctx, cat, item) {
-    const v = await requireVehicle(ctx, item.vehicle);
-    requireIdnx('idnx', item.idnx);
+    const v = await insuredVehicle(ctx, item.vehicle, item.idnx);
     if (!cat.insurers.includes(item.insurance_company))
       throw productRule(`Unknown insurance_company ${item.insurance_company}`);
-    requireStartDate(item.start_date, minStart(ctx, cat), cat.max_interval);
+    requireWindowStart(ctx, cat, item.start_date);
     const p = greenCardPrice(ctx, cat, v, item.region, item.duration);
     return {
       price: p.price,
@@ -160,37 +138,24 @@ export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()({
     };
   },
 
-  async issue(ctx, cat, row, orderId) {
+  cover: ({ details: d }) => ({ vehicle: d.vehicle.certificate, company: d.request.insurance_company }),
+
+  issue(ctx, cat, row, receipt) {
     const d = row.details;
     const { request, vehicle: v } = d;
-    const receipt = await purchase(ctx, row, orderId, {
-      vehicle: v.certificate,
-      company: request.insurance_company,
-    });
     const fields = {
-      product: 'green-card',
       ...vehicleFields(v),
       validity: request.duration,
       ...issuedPrice(storedReference(d), row.price),
     };
-    return {
-      fields,
-      document: {
-        title: 'Certificat internațional de asigurare auto „Carte Verde”',
-        fields: [
-          { label: 'Număr poliță', value: receipt.series },
-          { label: 'Asigurător', value: insurerName(ctx, request.insurance_company) },
-          { label: 'Zona de acoperire', value: regionLabel(cat, request.region) },
-          { label: 'Număr de înmatriculare', value: fields.plate_number },
-          { label: 'Vehicul', value: `${fields.car_model} (categoria ${v.category})` },
-          { label: 'Număr certificat', value: v.certificate },
-          { label: 'VIN', value: v.vin ?? '—' },
-          { label: 'Asigurat (IDNP/IDNO)', value: request.idnx },
-          { label: 'Valabilitate', value: `${request.duration} zile` },
-          { label: 'Perioada', value: periodText(row) },
-          ...priceLines('Primă de referință', fields, row.price),
-        ],
-      },
-    };
+    return issued(fields, 'Certificat internațional de asigurare auto „Carte Verde”', [
+      ...policyLines(receipt, insurerName(ctx, request.insurance_company)),
+      { label: 'Zona de acoperire', value: regionLabel(cat, request.region) },
+      ...vehicleLines(v, `${fields.car_model} (categoria ${v.category})`),
+      { label: 'Asigurat (IDNP/IDNO)', value: request.idnx },
+      { label: 'Valabilitate', value: `${request.duration} zile` },
+      { label: 'Perioada', value: periodText(row) },
+      ...priceLines('Primă de referință', fields, row.price),
+    ]);
   },
 });

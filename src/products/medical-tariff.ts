@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
 import { deepFreeze } from '../domain/freeze.ts';
-import { addDays, ageOn, daysBetween, endDateForMonths } from '../domain/time.ts';
+import { ageOn, daysBetween, endDateForMonths } from '../domain/time.ts';
 import { Amount, Coefficient, convertedPrice, minorOf, mulCoefficient } from './pricing.ts';
-import { insurerName, requireStartDate } from './shared.ts';
+import { insurerName, requireWindowStart } from './shared.ts';
 import type { ProductContext } from './types.ts';
 
 /**
@@ -84,9 +84,6 @@ export interface Trip {
   ages: number[];
 }
 
-export const minStart = (ctx: ProductContext, cat: MedicalCatalogue) =>
-  addDays(ctx.today, cat.min_start_offset_days);
-
 function regionOf(cat: MedicalCatalogue, territories: string[]): MedicalRegion {
   let widest = -1;
   for (const t of territories) {
@@ -107,7 +104,7 @@ export function resolveTrip(
   birthdays: string[],
 ): Trip {
   const region = regionOf(cat, req.covered_territories);
-  requireStartDate(req.start_date, minStart(ctx, cat), cat.max_interval);
+  requireWindowStart(ctx, cat, req.start_date);
   let endDate: string;
   let insuredDays: number;
   if (!req.is_multiple_type) {

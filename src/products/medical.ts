@@ -8,13 +8,12 @@ import {
   coverageOf,
   MedicalCatalogueSchema,
   medicalPricer,
-  minStart,
   resolveTrip,
   type MedicalCatalogue,
 } from './medical-tariff.ts';
 import { rateText, type StoredConversion, storedConversion, storedReference } from './pricing.ts';
-import { priceLines } from './fields.ts';
-import { requireIdnx, S, purchase } from './shared.ts';
+import { issued, periodText, policyLines, priceLines } from './fields.ts';
+import { minStartDate, requireIdnx, S } from './shared.ts';
 import { defineProduct } from './types.ts';
 
 /**
@@ -127,6 +126,16 @@ const ACTIVITY_LABELS: Record<(typeof ACTIVITIES)[number], string> = {
 const contractorName = (c: OrderItem['contractor']) =>
   c.type === 'company' ? (c.fullName ?? c.full_name)! : `${c.first_name} ${c.last_name}`;
 
+const issuedFields = {
+  start_date: Type.String(),
+  end_date: Type.String(),
+  region: Type.String(),
+  insurance_company: Type.String(),
+  reference_price: Type.String(),
+  reference_exchange_rate: Type.String(),
+  insured_amount: Type.String(),
+};
+
 interface MedicalDetails extends StoredConversion {
   request: OrderItem;
   region: string;
@@ -135,24 +144,10 @@ interface MedicalDetails extends StoredConversion {
   insured_days: number;
 }
 
-export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()({
-  product: 'medical',
+export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()('medical', {
   idPrefix: 'IAM',
-  asyncIssue: false,
   catalogue: { file: 'medical.json', schema: MedicalCatalogueSchema },
-  quoteSchema,
-  orderSchema,
-  quoteResponse,
-  offerProperties: {},
-  issuedProperties: {
-    start_date: Type.String(),
-    end_date: Type.String(),
-    region: Type.String(),
-    insurance_company: Type.String(),
-    reference_price: Type.String(),
-    reference_exchange_rate: Type.String(),
-    insured_amount: Type.String(),
-  },
+  schemas: { quote: quoteSchema, order: orderSchema, quoteResponse, offer: {}, issued: issuedFields },
 
   async quote(ctx, cat, req) {
     const t = resolveTrip(ctx, cat, req, req.persons);
@@ -184,7 +179,7 @@ export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()({
       offers,
       reference_exchange_rate: rateText(ctx, cat.currency, 'equals'),
       max_interval: cat.max_interval,
-      min_start_date: minStart(ctx, cat),
+      min_start_date: minStartDate(ctx, cat),
     };
   },
 
@@ -222,14 +217,12 @@ export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()({
     };
   },
 
-  async issue(ctx, _cat, row, orderId) {
+  cover: ({ details: d }) => ({ company: d.company }),
+
+  issue(_ctx, _cat, row, receipt) {
     const d = row.details;
     const r = d.request;
-    const receipt = await purchase(ctx, row, orderId, {
-      company: d.company,
-    });
     const fields = {
-      product: 'medical',
       start_date: row.start_date!,
       end_date: row.end_date!,
       region: d.region,
@@ -241,29 +234,22 @@ export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()({
       label: `Persoana asigurată ${i + 1}`,
       value: `${p.first_name} ${p.last_name}, născut(ă) ${formatDmy(p.birthday)}, IDNP ${p.idnp}, pașaport ${p.passport}`,
     }));
-    return {
-      fields,
-      document: {
-        title: 'Poliță de asigurare medicală pentru călătorii în străinătate',
-        fields: [
-          { label: 'Număr poliță', value: receipt.series },
-          { label: 'Asigurător', value: fields.insurance_company },
-          { label: 'Contractant', value: `${contractorName(r.contractor)} (${r.contractor.idnx})` },
-          ...persons,
-          { label: 'Teritoriu', value: `${fields.region} (${r.covered_territories.join(', ')})` },
-          { label: 'Scopul călătoriei', value: `${ACTIVITY_LABELS[r.activity]} (${r.activity})` },
-          {
-            label: 'Tip',
-            value: r.is_multiple_type
-              ? `Călătorii multiple, ${r.availability} luni, ${d.insured_days} zile asigurate`
-              : `O singură călătorie, ${d.insured_days} zile`,
-          },
-          { label: 'Perioada', value: `${formatDmy(fields.start_date)} – ${formatDmy(fields.end_date)}` },
-          { label: 'Suma asigurată', value: fields.insured_amount },
-          { label: 'Riscuri suplimentare', value: r.include_additional_risk ? 'incluse' : 'neincluse' },
-          ...priceLines('Primă de referință', fields, row.price),
-        ],
+    return issued(fields, 'Poliță de asigurare medicală pentru călătorii în străinătate', [
+      ...policyLines(receipt, fields.insurance_company),
+      { label: 'Contractant', value: `${contractorName(r.contractor)} (${r.contractor.idnx})` },
+      ...persons,
+      { label: 'Teritoriu', value: `${fields.region} (${r.covered_territories.join(', ')})` },
+      { label: 'Scopul călătoriei', value: `${ACTIVITY_LABELS[r.activity]} (${r.activity})` },
+      {
+        label: 'Tip',
+        value: r.is_multiple_type
+          ? `Călătorii multiple, ${r.availability} luni, ${d.insured_days} zile asigurate`
+          : `O singură călătorie, ${d.insured_days} zile`,
       },
-    };
+      { label: 'Perioada', value: periodText(row) },
+      { label: 'Suma asigurată', value: fields.insured_amount },
+      { label: 'Riscuri suplimentare', value: r.include_additional_risk ? 'incluse' : 'neincluse' },
+      ...priceLines('Primă de referință', fields, row.price),
+    ]);
   },
 });

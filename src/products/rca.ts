@@ -1,35 +1,21 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
 import { baniToMdl, parseDecimal } from '../domain/money.ts';
-import { addDays, endDateForDays } from '../domain/time.ts';
+import { endDateForDays } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { Amount, Coefficient, finalPrice, mulCoefficient, convertedReference } from './pricing.ts';
-import {
-  issuedPrice,
-  periodText,
-  priceLines,
-  priceProperties,
-  vehicleFields,
-  vehicleProperties,
-} from './fields.ts';
-import {
-  carModel,
-  insurerName,
-  requireIdnx,
-  requireStartDate,
-  requireVehicle,
-  S,
-  purchase,
-} from './shared.ts';
-import { defineProduct, type ProductContext } from './types.ts';
+import { issued, issuedPrice, periodText, policyLines, priceLines, vehicleLines } from './fields.ts';
+import { priceProperties, vehicleFields, vehicleProperties } from './fields.ts';
+import { carModel, insuredVehicle, insurerName, offerWindow, requireWindowStart, S } from './shared.ts';
+import { StartWindow } from './shared.ts';
+import { defineProduct } from './types.ts';
 
 /**
  * RCA, Moldovan motor third-party liability, one year. Premium = the insurer's base premium ×
  * vehicle coefficient (category, engine) × home-zone coefficient × bonus-malus coefficient.
  */
 const CatalogueSchema = Type.Object({
-  max_interval: Type.Integer({ minimum: 0 }),
-  min_start_offset_days: Type.Integer({ minimum: 0 }),
+  ...StartWindow,
   durations: Type.Array(Type.Integer()),
   insurers: Type.Array(Type.Object({ company: Type.String(), base_premium: Amount }), { minItems: 1 }),
   vehicle_coefficients: Type.Record(
@@ -77,7 +63,8 @@ function premiums(cat: RcaCatalogue, v: RegisteredVehicle, idnx: string) {
     coefficients.reduce(mulCoefficient, parseDecimal(company.base_premium, 2));
 }
 
-const minStart = (ctx: ProductContext, cat: RcaCatalogue) => addDays(ctx.today, cat.min_start_offset_days);
+const offerFields = { company: Type.String(), duration: Type.Integer() };
+const issuedFields = { ...vehicleProperties, ...priceProperties };
 
 interface RcaDetails {
   request: Static<typeof orderSchema>;
@@ -86,22 +73,16 @@ interface RcaDetails {
   base_premium: number;
 }
 
-export const rca = defineProduct<RcaCatalogue, RcaDetails>()({
-  product: 'rca',
+export const rca = defineProduct<RcaCatalogue, RcaDetails>()('rca', {
   idPrefix: 'IAI',
-  asyncIssue: false,
   catalogue: { file: 'rca.json', schema: CatalogueSchema },
-  quoteSchema,
-  orderSchema,
-  offerProperties: { company: Type.String(), duration: Type.Integer() },
-  issuedProperties: { ...vehicleProperties, ...priceProperties },
+  schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
   async quote(ctx, cat, req) {
-    const v = await requireVehicle(ctx, req.vehicle);
-    requireIdnx('idnx', req.idnx);
+    const v = await insuredVehicle(ctx, req.vehicle, req.idnx);
     const premium = premiums(cat, v, req.idnx);
     const vehicle = `${carModel(v)} ${v.plate}`;
-    const minStartDate = minStart(ctx, cat);
+    const window = offerWindow(ctx, cat);
     const offers = cat.insurers.map((company) => ({
       product: 'rca',
       name: `RCA 12 luni, ${insurerName(ctx, company.company)}, ${vehicle}`,
@@ -109,18 +90,16 @@ export const rca = defineProduct<RcaCatalogue, RcaDetails>()({
       duration: 365,
       price: baniToMdl(finalPrice(ctx, premium(company))),
       currency: 'MDL',
-      min_start_date: minStartDate,
-      max_interval: cat.max_interval,
+      ...window,
     }));
     return { offers };
   },
 
   async price(ctx, cat, item) {
-    const v = await requireVehicle(ctx, item.vehicle);
-    requireIdnx('idnx', item.idnx);
+    const v = await insuredVehicle(ctx, item.vehicle, item.idnx);
     const company = cat.insurers.find((c) => c.company === item.insurance_company);
     if (!company) throw productRule(`Unknown insurance_company ${item.insurance_company}`);
-    requireStartDate(item.start_date, minStart(ctx, cat), cat.max_interval);
+    requireWindowStart(ctx, cat, item.start_date);
     const base = premiums(cat, v, item.idnx)(company);
     const endDate = endDateForDays(item.start_date, 365);
     return {
@@ -132,33 +111,20 @@ export const rca = defineProduct<RcaCatalogue, RcaDetails>()({
     };
   },
 
-  async issue(ctx, _cat, row, orderId) {
+  cover: ({ details: d }) => ({ vehicle: d.vehicle.certificate, company: d.request.insurance_company }),
+
+  issue(ctx, _cat, row, receipt) {
     const { request, vehicle: v, base_premium } = row.details;
-    const receipt = await purchase(ctx, row, orderId, {
-      vehicle: v.certificate,
-      company: request.insurance_company,
-    });
     const fields = {
-      product: 'rca',
       ...vehicleFields(v),
       ...issuedPrice(convertedReference(ctx, { reference: base_premium, currency: 'MDL' }), row.price),
     };
-    return {
-      fields,
-      document: {
-        title: 'Poliță de asigurare obligatorie RCA',
-        fields: [
-          { label: 'Număr poliță', value: receipt.series },
-          { label: 'Asigurător', value: insurerName(ctx, request.insurance_company) },
-          { label: 'Număr de înmatriculare', value: fields.plate_number },
-          { label: 'Vehicul', value: fields.car_model },
-          { label: 'Număr certificat', value: v.certificate },
-          { label: 'VIN', value: v.vin ?? '—' },
-          { label: 'Asigurat (IDNP/IDNO)', value: request.idnx },
-          { label: 'Perioada', value: periodText(row) },
-          ...priceLines('Primă de referință', fields, row.price),
-        ],
-      },
-    };
+    return issued(fields, 'Poliță de asigurare obligatorie RCA', [
+      ...policyLines(receipt, insurerName(ctx, request.insurance_company)),
+      ...vehicleLines(v),
+      { label: 'Asigurat (IDNP/IDNO)', value: request.idnx },
+      { label: 'Perioada', value: periodText(row) },
+      ...priceLines('Primă de referință', fields, row.price),
+    ]);
   },
 });

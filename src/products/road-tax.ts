@@ -4,8 +4,8 @@ import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { endDateForMonths, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { Amount, finalPrice, minorOf } from './pricing.ts';
-import { vehicleFields, vehicleProperties } from './fields.ts';
-import { carModel, requireIdnx, requireVehicle, S, purchase } from './shared.ts';
+import { issued, periodText, vehicleFields, vehicleProperties } from './fields.ts';
+import { carModel, insuredVehicle, S } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**
@@ -55,8 +55,7 @@ function roadTaxPrice(ctx: ProductContext, cat: RoadTaxCatalogue, v: RegisteredV
 }
 
 async function ownedVehicle(ctx: ProductContext, certificate: string, idnx: string) {
-  const v = await requireVehicle(ctx, certificate);
-  requireIdnx('idnx', idnx);
+  const v = await insuredVehicle(ctx, certificate, idnx);
   if (v.owner.idnx !== idnx) throw productRule('idnx is not the registered owner of the vehicle');
   return v;
 }
@@ -66,6 +65,16 @@ const period = (ctx: ProductContext, cat: RoadTaxCatalogue) => ({
   end: endDateForMonths(ctx.today, cat.period_months),
 });
 
+const offerFields = { car_model: Type.String(), plate_number: Type.String() };
+const issuedFields = {
+  ...vehicleProperties,
+  vin_code: Type.String(),
+  start_date: Type.String(),
+  end_date: Type.String(),
+  price: Type.Number(),
+  currency: Type.String(),
+};
+
 interface RoadTaxDetails {
   request: Static<typeof orderSchema>;
   vehicle: RegisteredVehicle;
@@ -73,22 +82,10 @@ interface RoadTaxDetails {
   tax: number;
 }
 
-export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()({
-  product: 'road-tax',
+export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()('road-tax', {
   idPrefix: 'TFD',
-  asyncIssue: false,
   catalogue: { file: 'road-tax.json', schema: CatalogueSchema },
-  quoteSchema,
-  orderSchema,
-  offerProperties: { car_model: Type.String(), plate_number: Type.String() },
-  issuedProperties: {
-    ...vehicleProperties,
-    vin_code: Type.String(),
-    start_date: Type.String(),
-    end_date: Type.String(),
-    price: Type.Number(),
-    currency: Type.String(),
-  },
+  schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
   async quote(ctx, cat, req) {
     const v = await ownedVehicle(ctx, req.vehicle, req.idnx);
@@ -123,14 +120,12 @@ export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()({
     };
   },
 
-  async issue(ctx, _cat, row, orderId) {
+  cover: ({ details: d }) => ({ vehicle: d.vehicle.certificate }),
+
+  issue(_ctx, _cat, row, receipt) {
     const d = row.details;
     const { request: r, vehicle: v } = d;
-    const receipt = await purchase(ctx, row, orderId, {
-      vehicle: v.certificate,
-    });
     const fields = {
-      product: 'road-tax',
       ...vehicleFields(v),
       // Registry without a VIN (or chassis number): the field is left out rather than faked.
       // decisions.md lists vin_code for every road-tax policy: empty when the registry holds none.
@@ -140,23 +135,17 @@ export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()({
       price: baniToMdl(row.price),
       currency: 'MDL',
     };
-    return {
-      fields,
-      document: {
-        title: 'Confirmare de plată a taxei pentru folosirea drumurilor',
-        fields: [
-          { label: 'Număr tranzacție', value: receipt.transactionId },
-          { label: 'Plătitor', value: r.contractor_full_name },
-          { label: 'IDNP/IDNO', value: r.idnx },
-          { label: 'Localitatea', value: `${r.locality_name} (CUATM ${r.locality_id}), ${r.region}` },
-          { label: 'Număr de înmatriculare', value: v.plate },
-          { label: 'Vehicul', value: `${fields.car_model} (categoria ${v.category}, ${v.engineCc} cm³)` },
-          { label: 'VIN', value: v.vin ?? '—' },
-          { label: 'Perioada', value: `${formatDmy(fields.start_date)} – ${formatDmy(fields.end_date)}` },
-          { label: 'Taxa anuală', value: formatAmount(d.tax, 'MDL') },
-          { label: 'Preț', value: formatAmount(row.price, 'MDL') },
-        ],
-      },
-    };
+    return issued(fields, 'Confirmare de plată a taxei pentru folosirea drumurilor', [
+      { label: 'Număr tranzacție', value: receipt.transactionId },
+      { label: 'Plătitor', value: r.contractor_full_name },
+      { label: 'IDNP/IDNO', value: r.idnx },
+      { label: 'Localitatea', value: `${r.locality_name} (CUATM ${r.locality_id}), ${r.region}` },
+      { label: 'Număr de înmatriculare', value: v.plate },
+      { label: 'Vehicul', value: `${fields.car_model} (categoria ${v.category}, ${v.engineCc} cm³)` },
+      { label: 'VIN', value: v.vin ?? '—' },
+      { label: 'Perioada', value: periodText(row) },
+      { label: 'Taxa anuală', value: formatAmount(d.tax, 'MDL') },
+      { label: 'Preț', value: formatAmount(row.price, 'MDL') },
+    ]);
   },
 });

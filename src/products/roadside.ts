@@ -1,19 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { addDays, endDateForDays, endDateForMonths, formatDmy } from '../domain/time.ts';
+import { endDateForDays, endDateForMonths } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { EU_CATEGORIES } from '../domain/vehicle.ts';
 import { OneOfLiterals, StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './pricing.ts';
-import {
-  issuedPrice,
-  offerPrice,
-  priceLines,
-  priceProperties,
-  vehicleFields,
-  vehicleProperties,
-} from './fields.ts';
-import { carModel, requireStartDate, requireVehicle, S, purchase } from './shared.ts';
+import { issued, issuedPrice, periodText, offerPrice, priceLines, priceProperties } from './fields.ts';
+import { vehicleFields, vehicleProperties } from './fields.ts';
+import { carModel, offerWindow, requireVehicle, requireWindowStart, S } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**
@@ -24,6 +18,7 @@ const PERIODS = ['15_days', '12_months', '12_months_plus'] as const;
 
 const CatalogueSchema = Type.Object({
   currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  /** "Today + 48 hours" is the local date two days on (decisions.md §4). */
   min_start_offset_days: Type.Integer({ minimum: 0 }),
   max_interval: Type.Integer({ minimum: 0 }),
   fee: FeeSchema,
@@ -61,15 +56,22 @@ type RoadsideOrder = Static<typeof orderSchema>;
 const eligible = (cat: RoadsideCatalogue, v: RegisteredVehicle) =>
   cat.eligibility.categories.includes(v.category) && v.maxMassKg <= cat.eligibility.max_mass_kg;
 
-/** "Today + 48 hours" is the local date two days on (decisions.md §4). */
-const minStart = (ctx: ProductContext, cat: RoadsideCatalogue) =>
-  addDays(ctx.today, cat.min_start_offset_days);
-
 const priceOf = (ctx: ProductContext, cat: RoadsideCatalogue, p: PeriodEntry) =>
   eurPrice(ctx, p.tariff, cat.currency, cat.fee);
 
 const endDate = (start: string, p: PeriodEntry) =>
   'days' in p ? endDateForDays(start, p.days) : endDateForMonths(start, p.months);
+
+const offerFields = { period: Type.String(), car_model: Type.String(), plate_number: Type.String() };
+const issuedFields = {
+  ...vehicleProperties,
+  period: Type.String(),
+  coverage: Type.String(),
+  vin_code: Type.String(),
+  start_date: Type.String(),
+  end_date: Type.String(),
+  ...priceProperties,
+};
 
 interface RoadsideDetails {
   request: RoadsideOrder;
@@ -80,23 +82,11 @@ interface RoadsideDetails {
   reference_exchange_rate: string;
 }
 
-export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()({
-  product: 'roadside-assistance-eu',
+export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()('roadside-assistance-eu', {
   idPrefix: 'RSA',
   asyncIssue: true,
   catalogue: { file: 'roadside.json', schema: CatalogueSchema },
-  quoteSchema,
-  orderSchema,
-  offerProperties: { period: Type.String(), car_model: Type.String(), plate_number: Type.String() },
-  issuedProperties: {
-    ...vehicleProperties,
-    period: Type.String(),
-    coverage: Type.String(),
-    vin_code: Type.String(),
-    start_date: Type.String(),
-    end_date: Type.String(),
-    ...priceProperties,
-  },
+  schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
   async quote(ctx, cat, req) {
     const v = await requireVehicle(ctx, req.vehicle);
@@ -107,8 +97,7 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()({
         product: 'roadside-assistance-eu',
         name: `Asistență rutieră Europa, ${p.label}, ${p.coverage}, ${carModel(v)} ${v.plate}`,
         ...offerPrice(price, price.price),
-        min_start_date: minStart(ctx, cat),
-        max_interval: cat.max_interval,
+        ...offerWindow(ctx, cat),
         period: p.id,
         car_model: carModel(v),
         plate_number: v.plate,
@@ -127,7 +116,7 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()({
     }
     const p = cat.periods.find((x) => x.id === item.period);
     if (!p) throw productRule(`Period ${item.period} is not on sale`);
-    requireStartDate(item.start_date, minStart(ctx, cat), cat.max_interval);
+    requireWindowStart(ctx, cat, item.start_date);
     const price = priceOf(ctx, cat, p);
     const details: RoadsideDetails = {
       request: item,
@@ -146,16 +135,16 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()({
     };
   },
 
-  async issue(ctx, _cat, row, orderId) {
+  cover: ({ details: { vehicle: v } }) => ({
+    vehicle: v.certificate,
+    plate: v.plate,
+    ...(v.vin ? { vin: v.vin } : {}),
+  }),
+
+  issue(_ctx, _cat, row, receipt) {
     const d = row.details;
     const v = d.vehicle;
-    const receipt = await purchase(ctx, row, orderId, {
-      vehicle: v.certificate,
-      plate: v.plate,
-      ...(v.vin ? { vin: v.vin } : {}),
-    });
     const fields = {
-      product: 'roadside-assistance-eu',
       ...vehicleFields(v),
       period: d.request.period,
       coverage: d.coverage,
@@ -165,24 +154,18 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()({
       end_date: row.end_date!,
       ...issuedPrice(d, row.price),
     };
-    return {
-      fields,
-      document: {
-        title: 'Contract de asistență rutieră Europa',
-        fields: [
-          { label: 'Număr contract', value: receipt.series },
-          { label: 'Număr tranzacție', value: receipt.transactionId },
-          { label: 'Titular (proprietar înregistrat)', value: `${v.owner.name}, ${v.owner.idnx}` },
-          { label: 'Număr de înmatriculare', value: fields.plate_number },
-          { label: 'Vehicul', value: fields.car_model },
-          { label: 'Număr certificat', value: v.certificate },
-          { label: 'VIN', value: fields.vin_code || '—' },
-          { label: 'Perioada', value: `${d.label} (${fields.period})` },
-          { label: 'Acoperire', value: fields.coverage },
-          { label: 'Valabil', value: `${formatDmy(fields.start_date)} – ${formatDmy(fields.end_date)}` },
-          ...priceLines('Tarif de referință', fields, row.price),
-        ],
-      },
-    };
+    return issued(fields, 'Contract de asistență rutieră Europa', [
+      { label: 'Număr contract', value: receipt.series },
+      { label: 'Număr tranzacție', value: receipt.transactionId },
+      { label: 'Titular (proprietar înregistrat)', value: `${v.owner.name}, ${v.owner.idnx}` },
+      { label: 'Număr de înmatriculare', value: fields.plate_number },
+      { label: 'Vehicul', value: fields.car_model },
+      { label: 'Număr certificat', value: v.certificate },
+      { label: 'VIN', value: fields.vin_code || '—' },
+      { label: 'Perioada', value: `${d.label} (${fields.period})` },
+      { label: 'Acoperire', value: fields.coverage },
+      { label: 'Valabil', value: periodText(row) },
+      ...priceLines('Tarif de referință', fields, row.price),
+    ]);
   },
 });

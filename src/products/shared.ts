@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { productRule, vehicleNotFound } from '../domain/errors.ts';
 import { idnxProblem } from '../domain/idnx.ts';
 import { addDays, isValidDate } from '../domain/time.ts';
-import type { IssueReceipt, IssueRequest, RegisteredVehicle } from '../providers/types.ts';
-import type { ProductContext, StoredItem } from './types.ts';
+import type { IssueReceipt, RegisteredVehicle } from '../providers/types.ts';
+import type { Cover, ProductContext, StoredItem } from './types.ts';
 
 /** Request-schema pieces shared by products ("schema" = types, formats, enumerations, always-required). */
 export const S = {
@@ -20,6 +20,20 @@ export const S = {
 export async function requireVehicle(ctx: ProductContext, certificate: string): Promise<RegisteredVehicle> {
   const v = await ctx.providers.vehicles.find(certificate);
   if (!v) throw vehicleNotFound();
+  return v;
+}
+
+/**
+ * A vehicle and the 13-digit code of the person insured with it (IDNP or IDNO), both checked:
+ * the vehicle in the registry, the code by its check digit.
+ */
+export async function insuredVehicle(
+  ctx: ProductContext,
+  certificate: string,
+  idnx: string,
+): Promise<RegisteredVehicle> {
+  const v = await requireVehicle(ctx, certificate);
+  requireIdnx('idnx', idnx);
   return v;
 }
 
@@ -45,19 +59,43 @@ export function requireStartDate(
   }
 }
 
+/** The catalogue fields of a product sold for a start date in a window: from today + offset, for max_interval days. */
+export const StartWindow = {
+  max_interval: Type.Integer({ minimum: 0 }),
+  min_start_offset_days: Type.Integer({ minimum: 0 }),
+};
+interface Window {
+  max_interval: number;
+  min_start_offset_days: number;
+}
+
+/** The first start date the product may be bought for. */
+export const minStartDate = (ctx: ProductContext, cat: Window): string =>
+  addDays(ctx.today, cat.min_start_offset_days);
+
+/** An offer's start-date window, as the wire shows it. */
+export const offerWindow = (ctx: ProductContext, cat: Window) => ({
+  min_start_date: minStartDate(ctx, cat),
+  max_interval: cat.max_interval,
+});
+
+/** A start date in the product's window (`requireStartDate` from its first start date). */
+export const requireWindowStart = (ctx: ProductContext, cat: Window, start: string): void =>
+  requireStartDate(start, minStartDate(ctx, cat), cat.max_interval);
+
 export function insurerName(ctx: ProductContext, code: string): string {
   return ctx.common.insurers.find((i) => i.code === code)?.name ?? code;
 }
 
 /**
  * Buys one order item from its provider. The order, the item and its dates come from the stored
- * row; the product names who or what is covered (vehicle, plate, VIN, insurer).
+ * row; the product's `cover` names who or what is covered (vehicle, plate, VIN, insurer).
  */
 export function purchase(
   ctx: ProductContext,
   row: StoredItem,
   orderId: string,
-  subject: Omit<IssueRequest, 'product' | 'orderId' | 'idx'>,
+  subject: Cover,
 ): Promise<IssueReceipt> {
   return ctx.providers.issuer.issue({
     product: row.product,

@@ -1,7 +1,7 @@
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox';
 import type { CustomerData, OrderItemRow } from '../db/schema.ts';
 import type { PolicyField } from '../documents/policy-pdf.ts';
-import type { Providers } from '../providers/types.ts';
+import type { IssueReceipt, IssueRequest, Providers } from '../providers/types.ts';
 import type { PRODUCT_MODULES } from './registry.ts';
 
 /** The products the service sells: the codes of the registry's modules, nothing written twice. */
@@ -47,6 +47,23 @@ export interface IssuedItem {
   document: { title: string; fields: PolicyField[] };
 }
 
+/** A product's wire: its request schemas and the fields its offers and issued products add. */
+export interface ProductSchemas<Quote extends TObject = TObject, Order extends TObject = TObject> {
+  /** get-offers request (without `product`, which the HTTP layer adds). */
+  quote: Quote;
+  /** create-order product object (without `product`). */
+  order: Order;
+  /** Wire fields an offer of this product may carry, for the response schema. */
+  offer: TProperties;
+  /** Wire fields of the issued product (all but `product` and `file`), for the response schema. */
+  issued: TProperties;
+  /** A get-offers response of another shape than `{offers: Offer[]}` (medical). */
+  quoteResponse?: TSchema;
+}
+
+/** What the provider is asked to cover (vehicle, plate, VIN, insurer); the order and dates come from the item. */
+export type Cover = Omit<IssueRequest, 'product' | 'orderId' | 'idx' | 'startDate' | 'endDate'>;
+
 /**
  * One product: its wire schemas, its rules and its issuance. `Details` is what `price` stores with
  * the order item and `issue` reads back; the request types are those of its schemas. The registry
@@ -62,38 +79,33 @@ export interface ProductModule<
   product: Code;
   /** First three letters of an order id whose first product this is. */
   idPrefix: string;
-  /** Issued after a visible `processing` stage (vignette:eu, roadside-assistance-eu). */
-  asyncIssue: boolean;
+  /** Issued after a visible `processing` stage (vignette:eu, roadside-assistance-eu); false when absent. */
+  asyncIssue?: boolean;
   /** File name under catalogue/ and the schema it must satisfy; null for a product without one. */
   catalogue: { file: string; schema: TSchema } | null;
-  /** get-offers request (without `product`, which the HTTP layer adds). */
-  quoteSchema: Quote;
-  /** create-order product object (without `product`). */
-  orderSchema: Order;
-  /** A get-offers response of another shape than `{offers: Offer[]}` (medical). */
-  quoteResponse?: TSchema;
-  /** Wire fields an offer of this product may carry, for the response schema. */
-  offerProperties: TProperties;
-  /** Wire fields of the issued product (all but `file`), for the response schema. */
-  issuedProperties: TProperties;
+  schemas: ProductSchemas<Quote, Order>;
   /** create-order echoes these dates (spec: vignette:md start and end, vignette:eu start). */
   createEchoes?: { startDate: boolean; endDate: boolean };
-  /** The request was validated against `quoteSchema` by the HTTP layer. */
+  /** The request was validated against `schemas.quote` by the HTTP layer. */
   quote(ctx: ProductContext, cat: Cat, req: Static<Quote>): Promise<object>;
-  /** The item was validated against `orderSchema` by the HTTP layer. */
+  /** The item was validated against `schemas.order` by the HTTP layer. */
   price(ctx: ProductContext, cat: Cat, item: Static<Order>): Promise<PricedItem<Details>>;
   /** A rule that can refuse payment of an already priced item (the RO tariff switch). */
   checkPayable?(ctx: ProductContext, cat: Cat, item: StoredItem<Details>, orderCreatedAt: number): void;
-  issue(ctx: ProductContext, cat: Cat, item: StoredItem<Details>, orderId: string): Promise<IssuedItem>;
+  /** What the provider is asked to cover for a paid item; issuance buys it, then calls `issue`. */
+  cover(item: StoredItem<Details>): Cover;
+  /** The issued product from the provider's receipt: its wire fields (without `product`) and its document. */
+  issue(ctx: ProductContext, cat: Cat, item: StoredItem<Details>, receipt: IssueReceipt): IssuedItem;
 }
 
 /**
- * Declares a product module: the catalogue and details types are named, the code and the request
- * types are taken from the object (its `product` literal and its schemas).
+ * Declares a product module: `defineProduct<Catalogue, Details>()(code, module)`. The catalogue and
+ * details types are named, the code and the request types are taken from the arguments (the code
+ * literal and the module's schemas).
  */
 export const defineProduct =
   <Cat, Details>() =>
   <const Code extends string, Quote extends TObject, Order extends TObject>(
-    m: ProductModule<Cat, Details, Code, Quote, Order>,
-  ): ProductModule<Cat, Details, Code, Quote, Order> =>
-    m;
+    product: Code,
+    m: Omit<ProductModule<Cat, Details, Code, Quote, Order>, 'product'>,
+  ): ProductModule<Cat, Details, Code, Quote, Order> => ({ product, ...m });

@@ -1,13 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
 import { formatAmount } from '../domain/money.ts';
-import { endDateForDays, formatDmy } from '../domain/time.ts';
+import { endDateForDays } from '../domain/time.ts';
 import { EU_CATEGORIES, normalisePlate, type EuCategory } from '../domain/vehicle.ts';
 import { countryIso2, foreignCountryIso2 } from './countries.ts';
 import { OneOfLiterals, StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './pricing.ts';
-import { issuedPrice, offerPrice, priceLines, priceProperties } from './fields.ts';
-import { requireStartDate, requireVehicle, S, purchase } from './shared.ts';
+import { issued, issuedPrice, offerPrice, periodText, priceLines, priceProperties } from './fields.ts';
+import { requireStartDate, requireVehicle, S } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**
@@ -208,6 +208,28 @@ async function orderVehicle(ctx: ProductContext, item: EuOrder): Promise<EuVehic
   };
 }
 
+const offerFields = {
+  country: Type.String(),
+  country_name: Type.String(),
+  validity: Type.String(),
+  duration: Type.Integer(),
+  vehicle_class: Type.String(),
+  vehicle_class_info: Type.String(),
+};
+const issuedFields = {
+  country: Type.String(),
+  validity: Type.String(),
+  plate_number: Type.String(),
+  car_model: Type.String(),
+  vin: Type.String(),
+  registration_country: Type.String(),
+  document_number: Type.String(),
+  transaction_id: Type.String(),
+  start_date: Type.String(),
+  end_date: Type.String(),
+  ...priceProperties,
+};
+
 interface EuDetails {
   country: string;
   validity: string;
@@ -221,35 +243,12 @@ interface EuDetails {
   fee: number;
 }
 
-export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()({
-  product: 'vignette:eu',
+export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()('vignette:eu', {
   idPrefix: 'EUV',
   asyncIssue: true,
   catalogue: { file: 'vignette-eu.json', schema: CatalogueSchema },
-  quoteSchema,
-  orderSchema,
+  schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
   createEchoes: { startDate: true, endDate: false },
-  offerProperties: {
-    country: Type.String(),
-    country_name: Type.String(),
-    validity: Type.String(),
-    duration: Type.Integer(),
-    vehicle_class: Type.String(),
-    vehicle_class_info: Type.String(),
-  },
-  issuedProperties: {
-    country: Type.String(),
-    validity: Type.String(),
-    plate_number: Type.String(),
-    car_model: Type.String(),
-    vin: Type.String(),
-    registration_country: Type.String(),
-    document_number: Type.String(),
-    transaction_id: Type.String(),
-    start_date: Type.String(),
-    end_date: Type.String(),
-    ...priceProperties,
-  },
 
   async quote(ctx, cat, req) {
     const lang = langOf(req.lang);
@@ -321,15 +320,15 @@ export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()({
     };
   },
 
-  async issue(ctx, cat, row, orderId) {
+  cover: ({ details: { vehicle: v } }) => ({
+    ...(v.certificate ? { vehicle: v.certificate } : {}),
+    plate: v.plate,
+    vin: v.vin,
+  }),
+
+  issue(_ctx, cat, row, receipt) {
     const d = row.details;
-    const receipt = await purchase(ctx, row, orderId, {
-      ...(d.vehicle.certificate ? { vehicle: d.vehicle.certificate } : {}),
-      plate: d.vehicle.plate,
-      vin: d.vehicle.vin,
-    });
     const fields = {
-      product: 'vignette:eu',
       country: d.country,
       validity: d.validity,
       plate_number: d.vehicle.plate,
@@ -344,30 +343,24 @@ export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()({
     };
     const c = cat.countries.find((x) => x.code === d.country);
     const option = c?.options.find((o) => o.id === d.validity);
-    return {
-      fields,
-      document: {
-        title: `Vinietă electronică ${c?.name.RO ?? d.country}`,
-        fields: [
-          { label: 'Număr document', value: fields.document_number },
-          { label: 'Număr tranzacție', value: fields.transaction_id },
-          { label: 'Țara de destinație', value: `${c?.name.RO ?? d.country} (${d.country})` },
-          { label: 'Valabilitate', value: `${option?.label.RO ?? d.validity} (${d.duration} zile)` },
-          { label: 'Valabilă', value: `${formatDmy(fields.start_date)} – ${formatDmy(fields.end_date)}` },
-          { label: 'Titular', value: d.holder },
-          { label: 'Număr de înmatriculare', value: fields.plate_number },
-          { label: 'Țara de înmatriculare', value: fields.registration_country },
-          { label: 'Vehicul', value: fields.car_model || '—' },
-          { label: 'VIN', value: fields.vin },
-          {
-            label: 'Categoria / clasa',
-            value: `${d.vehicle.profile.category}${c?.tiered ? ` / ${d.vehicle_class}` : ''}`,
-          },
-          ...priceLines('Tarif de referință', fields, row.price, [
-            { label: 'Comision', value: formatAmount(d.fee, 'MDL') },
-          ]),
-        ],
+    return issued(fields, `Vinietă electronică ${c?.name.RO ?? d.country}`, [
+      { label: 'Număr document', value: fields.document_number },
+      { label: 'Număr tranzacție', value: fields.transaction_id },
+      { label: 'Țara de destinație', value: `${c?.name.RO ?? d.country} (${d.country})` },
+      { label: 'Valabilitate', value: `${option?.label.RO ?? d.validity} (${d.duration} zile)` },
+      { label: 'Valabilă', value: periodText(row) },
+      { label: 'Titular', value: d.holder },
+      { label: 'Număr de înmatriculare', value: fields.plate_number },
+      { label: 'Țara de înmatriculare', value: fields.registration_country },
+      { label: 'Vehicul', value: fields.car_model || '—' },
+      { label: 'VIN', value: fields.vin },
+      {
+        label: 'Categoria / clasa',
+        value: `${d.vehicle.profile.category}${c?.tiered ? ` / ${d.vehicle_class}` : ''}`,
       },
-    };
+      ...priceLines('Tarif de referință', fields, row.price, [
+        { label: 'Comision', value: formatAmount(d.fee, 'MDL') },
+      ]),
+    ]);
   },
 });

@@ -1,13 +1,13 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
 import { formatAmount } from '../domain/money.ts';
-import { addDays, endDateForDays, endDateForMonths, formatDmy } from '../domain/time.ts';
+import { endDateForDays, endDateForMonths } from '../domain/time.ts';
 import { normalisePlate } from '../domain/vehicle.ts';
 import { countryIso2, foreignCountryIso2 } from './countries.ts';
 import { StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './pricing.ts';
-import { issuedPrice, offerPrice, priceLines, priceProperties } from './fields.ts';
-import { requireIdnx, requireStartDate, S, purchase } from './shared.ts';
+import { issued, issuedPrice, offerPrice, periodText, priceLines, priceProperties } from './fields.ts';
+import { offerWindow, requireIdnx, requireWindowStart, S } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**
@@ -111,7 +111,18 @@ function endDate(cat: MdCatalogue, start: string, period: Period): string {
 }
 
 const periodLabel = (cat: MdCatalogue, period: Period) => cat.periods[period]?.label ?? period;
-const minStart = (ctx: ProductContext, cat: MdCatalogue) => addDays(ctx.today, cat.min_start_offset_days);
+
+const issuedFields = {
+  registration_number: Type.String(),
+  vehicle_category: Type.String(),
+  period: Type.String(),
+  country: Type.String(),
+  vin: Type.String(),
+  start_date: Type.String(),
+  end_date: Type.String(),
+  transaction_id: Type.String(),
+  ...priceProperties,
+};
 
 interface MdDetails {
   request: MdOrder;
@@ -127,26 +138,11 @@ interface MdDetails {
   fee: number;
 }
 
-export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()({
-  product: 'vignette:md',
+export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()('vignette:md', {
   idPrefix: 'MDV',
-  asyncIssue: false,
   catalogue: { file: 'vignette-md.json', schema: CatalogueSchema },
-  quoteSchema,
-  orderSchema,
+  schemas: { quote: quoteSchema, order: orderSchema, offer: {}, issued: issuedFields },
   createEchoes: { startDate: true, endDate: true },
-  offerProperties: {},
-  issuedProperties: {
-    registration_number: Type.String(),
-    vehicle_category: Type.String(),
-    period: Type.String(),
-    country: Type.String(),
-    vin: Type.String(),
-    start_date: Type.String(),
-    end_date: Type.String(),
-    transaction_id: Type.String(),
-    ...priceProperties,
-  },
 
   async quote(ctx, cat, req) {
     const t = tariffOf(cat, req.vehicle_category, req.period);
@@ -157,8 +153,7 @@ export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()({
           product: 'vignette:md',
           name: `Vinieta Moldova, ${periodLabel(cat, t.period)}, ${t.category} (${cat.categories[t.category]!.label})`,
           ...offerPrice(p, p.price),
-          min_start_date: minStart(ctx, cat),
-          max_interval: cat.max_interval,
+          ...offerWindow(ctx, cat),
         },
       ],
     };
@@ -174,7 +169,7 @@ export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()({
       : isIdnp
         ? 'MD'
         : country;
-    requireStartDate(item.start_date, minStart(ctx, cat), cat.max_interval);
+    requireWindowStart(ctx, cat, item.start_date);
     const plate = normalisePlate(item.registration_number, country);
     const p = priceOf(ctx, cat, t);
     const details: MdDetails = {
@@ -198,14 +193,11 @@ export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()({
     };
   },
 
-  async issue(ctx, cat, row, orderId) {
+  cover: ({ details: d }) => ({ plate: d.registration_number, vin: d.vin }),
+
+  issue(_ctx, cat, row, receipt) {
     const d = row.details;
-    const receipt = await purchase(ctx, row, orderId, {
-      plate: d.registration_number,
-      vin: d.vin,
-    });
     const fields = {
-      product: 'vignette:md',
       registration_number: d.registration_number,
       vehicle_category: d.request.vehicle_category,
       period: d.request.period,
@@ -216,30 +208,24 @@ export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()({
       transaction_id: receipt.transactionId,
       ...issuedPrice(d, row.price),
     };
-    return {
-      fields,
-      document: {
-        title: 'Vinietă Republica Moldova',
-        fields: [
-          { label: 'Număr tranzacție', value: receipt.transactionId },
-          { label: 'Serie vinietă', value: receipt.series },
-          { label: 'Număr de înmatriculare', value: fields.registration_number },
-          { label: 'Țara de înmatriculare', value: fields.country },
-          { label: 'VIN / număr șasiu', value: fields.vin },
-          {
-            label: 'Categoria vehiculului',
-            value: `${fields.vehicle_category} – ${cat.categories[d.request.vehicle_category]?.label ?? ''}`,
-          },
-          { label: 'Perioada de valabilitate', value: periodLabel(cat, d.request.period) },
-          { label: 'Valabilă', value: `${formatDmy(fields.start_date)} – ${formatDmy(fields.end_date)}` },
-          { label: 'Conducător auto', value: d.request.driver_full_name },
-          { label: 'Act de identitate', value: d.request.identity_document },
-          { label: 'Țara de reședință', value: d.residence_country },
-          ...priceLines('Tarif de referință', fields, row.price, [
-            { label: 'Comision', value: formatAmount(d.fee, 'MDL') },
-          ]),
-        ],
+    return issued(fields, 'Vinietă Republica Moldova', [
+      { label: 'Număr tranzacție', value: receipt.transactionId },
+      { label: 'Serie vinietă', value: receipt.series },
+      { label: 'Număr de înmatriculare', value: fields.registration_number },
+      { label: 'Țara de înmatriculare', value: fields.country },
+      { label: 'VIN / număr șasiu', value: fields.vin },
+      {
+        label: 'Categoria vehiculului',
+        value: `${fields.vehicle_category} – ${cat.categories[d.request.vehicle_category]?.label ?? ''}`,
       },
-    };
+      { label: 'Perioada de valabilitate', value: periodLabel(cat, d.request.period) },
+      { label: 'Valabilă', value: periodText(row) },
+      { label: 'Conducător auto', value: d.request.driver_full_name },
+      { label: 'Act de identitate', value: d.request.identity_document },
+      { label: 'Țara de reședință', value: d.residence_country },
+      ...priceLines('Tarif de referință', fields, row.price, [
+        { label: 'Comision', value: formatAmount(d.fee, 'MDL') },
+      ]),
+    ]);
   },
 });

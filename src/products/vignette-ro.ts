@@ -22,8 +22,8 @@ import { addDays, endDateForDays, formatDmy } from '../domain/time.ts';
 import { EU_CATEGORIES, normalisePlate } from '../domain/vehicle.ts';
 import { OneOfLiterals } from './enums.ts';
 import { Amount, finalPrice, minorOf, rateOf, rateText, toBani } from './pricing.ts';
-import { priceLines } from './fields.ts';
-import { carModel, requireStartDate, requireVehicle, S, purchase } from './shared.ts';
+import { issued, priceLines } from './fields.ts';
+import { carModel, requireStartDate, requireVehicle, S } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**
@@ -225,38 +225,36 @@ function amounts(ctx: ProductContext, cat: RoCatalogue, eur: string) {
 
 const rateRonMdl = (ctx: ProductContext) => formatRate(rateOf(ctx, 'RON'));
 
-export const vignetteRo = defineProduct<RoCatalogue, Details>()({
-  product: 'vignette:ro',
+const offerFields = {
+  category: Type.String(),
+  duration: Type.Integer(),
+  external_category: Type.String(),
+  emission_class: Type.String(),
+  message: Type.String(),
+};
+const issuedFields = {
+  vignette_series: Type.String(),
+  plate_number: Type.String(),
+  vehicle_category: Type.String(),
+  vin_code: Type.String(),
+  emission_class: Type.String(),
+  emission_standard_name: Type.String(),
+  country: Type.String(),
+  transaction_id: Type.String(),
+  start_date: Type.String(),
+  end_date: Type.String(),
+  validity: Type.String(),
+  reference_price: Type.String(),
+  reference_exchange_rate: Type.String(),
+  supplier_exchange_rate: Type.String(),
+  price: Type.Number(),
+  currency: Type.String(),
+};
+
+export const vignetteRo = defineProduct<RoCatalogue, Details>()('vignette:ro', {
   idPrefix: 'ROV',
-  asyncIssue: false,
   catalogue: { file: 'vignette-ro.json', schema: CatalogueSchema },
-  quoteSchema,
-  orderSchema,
-  offerProperties: {
-    category: Type.String(),
-    duration: Type.Integer(),
-    external_category: Type.String(),
-    emission_class: Type.String(),
-    message: Type.String(),
-  },
-  issuedProperties: {
-    vignette_series: Type.String(),
-    plate_number: Type.String(),
-    vehicle_category: Type.String(),
-    vin_code: Type.String(),
-    emission_class: Type.String(),
-    emission_standard_name: Type.String(),
-    country: Type.String(),
-    transaction_id: Type.String(),
-    start_date: Type.String(),
-    end_date: Type.String(),
-    validity: Type.String(),
-    reference_price: Type.String(),
-    reference_exchange_rate: Type.String(),
-    supplier_exchange_rate: Type.String(),
-    price: Type.Number(),
-    currency: Type.String(),
-  },
+  schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
   async quote(ctx, cat, req) {
     const a = await assess(ctx, cat, req);
@@ -326,22 +324,20 @@ export const vignetteRo = defineProduct<RoCatalogue, Details>()({
     }
   },
 
-  async issue(ctx, cat, row, orderId) {
+  cover: ({ details: { vehicle: v } }) => ({
+    ...(v.certificate ? { vehicle: v.certificate } : {}),
+    ...(v.plate ? { plate: v.plate } : {}),
+    ...(v.vin ? { vin: v.vin } : {}),
+  }),
+
+  issue(_ctx, cat, row, receipt) {
     const d = row.details;
     const v = d.vehicle;
     const start = row.start_date!;
     const end = row.end_date!;
-    const receipt = await purchase(ctx, row, orderId, {
-      ...(v.certificate ? { vehicle: v.certificate } : {}),
-      ...(v.plate ? { plate: v.plate } : {}),
-      ...(v.vin ? { vin: v.vin } : {}),
-      startDate: start,
-      endDate: end,
-    });
     // What the regime of the order decided is stored now, so the vignette reads back the same later.
     const after = d.regime.newTariff;
     const fields = {
-      product: 'vignette:ro',
       vignette_series: receipt.series,
       plate_number: v.plate ?? '',
       vehicle_category: `${d.category}-${d.category_label}`,
@@ -384,6 +380,6 @@ export const vignetteRo = defineProduct<RoCatalogue, Details>()({
         after ? [] : [{ label: 'Curs furnizor', value: fields.supplier_exchange_rate! }],
       ),
     ];
-    return { fields, document: { title: 'Rovinietă România', fields: doc } };
+    return issued(fields, 'Rovinietă România', doc);
   },
 });
