@@ -12,6 +12,9 @@ interface Counter {
   shared: number;
 }
 
+/** The callback of @fastify/rate-limit's store: the count in the window and the ms until it ends. */
+type Reply = (err: Error | null, res: { current: number; ttl: number }) => void;
+
 /**
  * Request counts per key in fixed windows, shared by every instance on one database.
  *
@@ -40,34 +43,31 @@ export class SharedWindowCounter {
   }
 
   /** Counts one request for `key`; answers the count in the current window, all instances. */
-  incr(
-    key: string,
-    cb: (err: Error | null, res: { current: number; ttl: number }) => void,
-    timeWindow: number,
-  ) {
-    const now = this.now();
-    const window = now - (now % timeWindow);
-    let c = this.counters.get(key);
-    if (!c || c.window !== window) {
-      c = { window, pending: 0, sending: 0, shared: 0 };
-      this.counters.set(key, c);
-    }
-    c.pending++;
-    this.schedule();
-    cb(null, { current: c.shared + c.sending + c.pending, ttl: window + timeWindow - now });
+  incr(key: string, cb: Reply, timeWindow: number) {
+    cb(null, this.count(key, timeWindow, 1));
   }
 
   /** The count without counting (failed signatures are judged before they are counted). */
-  read(
-    key: string,
-    cb: (err: Error | null, res: { current: number; ttl: number }) => void,
-    timeWindow: number,
-  ) {
+  read(key: string, cb: Reply, timeWindow: number) {
+    cb(null, this.count(key, timeWindow, 0));
+  }
+
+  /** The count of `key` in the current window, all instances, after adding `add` requests to it. */
+  private count(key: string, timeWindow: number, add: 0 | 1) {
     const now = this.now();
     const window = now - (now % timeWindow);
-    const c = this.counters.get(key);
-    const current = c && c.window === window ? c.shared + c.sending + c.pending : 0;
-    cb(null, { current, ttl: window + timeWindow - now });
+    const ttl = window + timeWindow - now;
+    let c = this.counters.get(key);
+    if (!c || c.window !== window) {
+      if (!add) return { current: 0, ttl };
+      c = { window, pending: 0, sending: 0, shared: 0 };
+      this.counters.set(key, c);
+    }
+    if (add) {
+      c.pending += add;
+      this.schedule();
+    }
+    return { current: c.shared + c.sending + c.pending, ttl };
   }
 
   child(): this {
