@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { creditPartnerWallet } from '../app/admin/credit-wallet.ts';
@@ -16,7 +17,8 @@ import { openDatabase } from '../db/database.ts';
 import type { SubWallet } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { refundOrder } from '../app/refund-order.ts';
-import { changeSettings, readSettings } from '../app/admin/settings.ts';
+import { changeSettings, readSettings, resetSandboxClock, setSandboxClock } from '../app/admin/settings.ts';
+import { asActor, auditLog, createOperator, disableOperator, listOperators } from '../app/admin/operators.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
 import { isoLocal } from '../domain/time.ts';
@@ -49,6 +51,9 @@ const USAGE = `usage: npm run admin -- <command>
   statement <partner id> --from yyyy-mm-dd --to yyyy-mm-dd [--csv]
   clock show | clock set <ISO-8601 with offset> | clock reset   (sandbox only)
   secrets re-encrypt   every stored partner secret under SECRET_KEY (after a key rotation)
+  operators create --name <name> --role admin|support   an operator token (shown once)
+  operators list | operators disable <operator id>
+  audit [--actor <id>] [--target <id>] [--limit <n>] [--cursor <cursor>]   newest first
 
   --webhook-events: comma-separated statuses whose events the webhook receives, always with
   completed: completed[,failed][,refunded][,expired]`;
@@ -71,6 +76,9 @@ const { values: opt, positionals: args } = parseArgs({
     limit: { type: 'string' },
     cursor: { type: 'string' },
     reason: { type: 'string' },
+    role: { type: 'string' },
+    actor: { type: 'string' },
+    target: { type: 'string' },
     'balance-spending-enabled': { type: 'string' },
     from: { type: 'string' },
     to: { type: 'string' },
@@ -111,7 +119,7 @@ function bool(value: string | undefined, what: string): boolean | undefined {
 async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unknown> {
   const webhook = opt['webhook-url'] === 'none' ? null : opt['webhook-url'];
   switch (
-    `${group} ${['credit', 'resend-webhook', 'refund', 'statement'].includes(group ?? '') ? '' : verb}`.trim()
+    `${group} ${['credit', 'resend-webhook', 'refund', 'statement', 'audit'].includes(group ?? '') ? '' : verb}`.trim()
   ) {
     case 'partners create':
       return createPartner(svc, {
@@ -185,6 +193,19 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       });
       return opt.csv ? statementCsv(statement) : statement;
     }
+    case 'operators create':
+      return createOperator(svc, { name: need(opt.name, '--name'), role: need(opt.role, '--role') });
+    case 'operators list':
+      return listOperators(svc);
+    case 'operators disable':
+      return disableOperator(svc, need(rest[0], 'operator id'));
+    case 'audit':
+      return auditLog(svc, {
+        ...(opt.actor ? { actor: opt.actor } : {}),
+        ...(opt.target ? { target: opt.target } : {}),
+        ...(opt.limit ? { limit: integer(opt.limit, '--limit')! } : {}),
+        ...(opt.cursor ? { cursor: opt.cursor } : {}),
+      });
     case 'secrets re-encrypt':
       return reencryptSecrets(svc.db, svc.partners.box);
     case 'clock show':
@@ -196,9 +217,9 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
         const ms = Date.parse(text);
         if (Number.isNaN(ms) || !/[zZ]|[+-]\d{2}:?\d{2}$/.test(text))
           throw new UsageError('the instant must be ISO-8601 with an offset, e.g. 2026-09-30T12:00:00+03:00');
-        await svc.clock.set(ms);
+        return setSandboxClock(svc, ms);
       }
-      if (verb === 'reset') await svc.clock.reset();
+      if (verb === 'reset') return resetSandboxClock(svc);
       return { now: isoLocal(await svc.clock.now()) };
     }
     default:
@@ -235,7 +256,11 @@ async function main(): Promise<number> {
     await secureStoredSecrets(database.db, keys.box, keys.where);
     boss = await startBoss(database, log);
     const svc = createServices(config, database, { log, jobs: jobQueue(boss), secrets: keys.box });
-    const answer = await run(svc, args);
+    // Every change is in the audit log as made from the command line, by the shell's user.
+    const user = userInfo().username || 'unknown';
+    const answer = await asActor({ id: `cli:${user}`, name: user, role: 'admin', via: 'cli' }, () =>
+      run(svc, args),
+    );
     console.log(typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2));
     return 0;
   } catch (err) {
