@@ -16,6 +16,11 @@ export const OPERATOR_SCHEME = 'operatorToken';
 type Node = Record<string, unknown>;
 const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+declare global {
+  /** Set on the /docs page by docs-try-it-out.js: signs a Try-it-out request to /v1 in the browser. */
+  function politaSign<R>(request: R): Promise<R>;
+}
+
 /**
  * The API document (/openapi.json) and its page (/docs). OpenAPI 3.0.3, not 3.1: the code generators
  * partners use (openapi-generator, NSwag, oapi-codegen, AutoRest) read 3.0 fully and 3.1 partly or
@@ -60,7 +65,11 @@ export async function registerApiDocs(app: FastifyInstance, svc: Services): Prom
       },
     },
     transform: describeRoute,
-    transformObject: (d) => toOpenapi30((d as unknown as { openapiObject: Node }).openapiObject),
+    transformObject: (d) => {
+      if (!('openapiObject' in d))
+        throw new Error('registerApiDocs builds an OpenAPI document, not Swagger 2');
+      return toOpenapi30(d.openapiObject);
+    },
     refResolver: { buildLocalReference: (json, _base, _frag, i) => (json.$id as string) ?? `def-${i}` },
   });
 
@@ -71,10 +80,7 @@ export async function registerApiDocs(app: FastifyInstance, svc: Services): Prom
     uiConfig: sandbox
       ? {
           // Defers to the script the page loads (docs-try-it-out.js), which signs /v1 requests.
-          requestInterceptor: (request) =>
-            (globalThis as unknown as { politaSign(r: typeof request): Promise<typeof request> }).politaSign(
-              request,
-            ),
+          requestInterceptor: (request) => globalThis.politaSign(request),
         }
       : // Outside the sandbox the page only reads: no request leaves it.
         { supportedSubmitMethods: [] },
@@ -96,17 +102,17 @@ export async function registerApiDocs(app: FastifyInstance, svc: Services): Prom
     },
     transformSpecificationClone: false,
     transformSpecification: (doc, req) => {
-      const out = withExamples(doc, days.get(req) ?? localDate(Date.now()));
+      const out = { ...withExamples(doc, days.get(req) ?? localDate(Date.now())) };
       // Try it out calls the first server: in the sandbox, the origin the page was loaded from (when
       // it is not PUBLIC_BASE_URL, say localhost against 127.0.0.1), so the browser calls no other site.
       const here = `${req.protocol}://${req.host}`;
       if (sandbox && here !== publicBaseUrl)
-        out.servers = [{ url: here, description: 'This page’s origin' }, ...(out.servers as Node[])];
+        out.servers = [{ url: here, description: 'This page’s origin' }, ...(out.servers ?? [])];
       return out;
     },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () =>
-    withExamples(app.swagger() as unknown as Node, await today()),
+    withExamples(app.swagger(), await today()),
   );
 }
 
@@ -239,7 +245,7 @@ const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
  * exclusive bounds become boolean ones, if/then becomes prose, unions of constants become one enum,
  * and the per-product variants (oneOf on `product`) become named schemas with a discriminator mapping.
  */
-export function toOpenapi30(doc: Node): Node {
+export function toOpenapi30<D extends object>(doc: D): D {
   const hoisted: Node = {};
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
@@ -248,10 +254,13 @@ export function toOpenapi30(doc: Node): Node {
     for (const [k, child] of Object.entries(v)) out[k] = walk(child);
     return hoistVariants(mergeConstants(describeConditions(exclusiveBounds(out))), hoisted);
   };
-  const out = walk(doc) as Node & { components?: Node };
-  const components = (out.components ??= {});
-  components.schemas = { ...(components.schemas as Node | undefined), ...hoisted };
-  return out;
+  const out = walk(doc);
+  if (isNode(out)) {
+    const components = isNode(out.components) ? out.components : (out.components = {});
+    components.schemas = { ...(isNode(components.schemas) ? components.schemas : {}), ...hoisted };
+  }
+  // Still the document it was: every object is rewritten in place of itself, in the same dialect's terms.
+  return out as D;
 }
 
 function exclusiveBounds(s: Node): Node {
@@ -321,14 +330,15 @@ function hoistVariants(s: Node, schemas: Node): Node {
 }
 
 /** The document with a working request example per product (and per endpoint), dated from `today`. */
-export function withExamples(doc: Readonly<Node>, today: string): Node {
-  const copy = structuredClone(doc) as Node;
+export function withExamples<D extends object>(doc: D, today: string): D {
+  const copy: D = structuredClone(doc);
   const examples = Object.entries(productExamples(today));
   const set = (path: string, named: Record<string, { summary: string; value: unknown }>) => {
-    const paths = copy.paths as Record<string, Record<string, Node>>;
-    const media = (paths[path]?.post?.requestBody as Node | undefined)?.content as
-      Record<string, Node> | undefined;
-    if (media?.['application/json']) media['application/json'].examples = named;
+    const json = [path, 'post', 'requestBody', 'content', 'application/json'].reduce<unknown>(
+      (node, key) => (isNode(node) ? node[key] : undefined),
+      isNode(copy) ? copy.paths : undefined,
+    );
+    if (isNode(json)) json.examples = named;
   };
   const named = (pick: 'quote' | 'order', summary: (product: string) => string) =>
     Object.fromEntries(
