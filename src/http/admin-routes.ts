@@ -12,14 +12,27 @@ import {
   rotateSecret,
 } from '../app/admin/partners.ts';
 import type { Services } from '../app/services.ts';
-import { WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
 import { tokenHash } from '../secrets/secret-box.ts';
 import { isoLocal } from '../domain/time.ts';
 import { adminWalletRoutes } from './admin-wallet-routes.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { parseJsonBody } from './raw-body.ts';
+import {
+  Clock,
+  CreatedPartner,
+  Delivery,
+  Id,
+  NewSecret,
+  OrderDetail,
+  OrderList,
+  Partner,
+  RetiredSecrets,
+  WebhookEvents,
+  WebhookUrl,
+} from './admin-schemas.ts';
 import { OperatorBody } from './schemas.ts';
-import type { App } from './typed.ts';
+import { errorResponses, exactly, Nullable, type App } from './typed.ts';
+import { Balance } from './wallet-routes.ts';
 
 // Tokens are compared as their SHA-256 (the form the sandbox token is stored in), in constant time:
 // equal lengths whatever was sent, and no early exit on the first differing byte.
@@ -43,14 +56,8 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
 
   const tags = ['operator'];
   const doc = (summary: string, operationId: string) => ({ tags, summary, operationId });
-  const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-  const WebhookUrl = Type.Union([Type.String({ minLength: 1, maxLength: 2000 }), Type.Null()]);
   // null: the service's RATE_LIMIT_PER_MINUTE.
-  const RateLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()]);
-  const WebhookEvents = Type.Array(Type.Union(WEBHOOK_EVENT_STATUSES.map((s) => Type.Literal(s))), {
-    uniqueItems: true,
-    description: 'Statuses whose events the webhook receives; always includes "completed".',
-  });
+  const RateLimit = Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }));
 
   app.post(
     '/admin/partners',
@@ -65,13 +72,17 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
           margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
           rate_limit_per_minute: Type.Optional(RateLimit),
         }),
+        response: { 201: CreatedPartner, ...errorResponses },
       },
     },
-    async (req, reply) => reply.code(201).send(await createPartner(svc, req.body)),
+    async (req, reply) => reply.code(201).send(exactly(CreatedPartner, await createPartner(svc, req.body))),
   );
 
-  const read = { ...doc('Read a partner', 'getPartner'), params: Id };
-  app.get('/admin/partners/:id', { schema: read }, async (req) => getPartner(svc, req.params.id));
+  const partner = { 200: Partner, ...errorResponses };
+  const read = { ...doc('Read a partner', 'getPartner'), params: Id, response: partner };
+  app.get('/admin/partners/:id', { schema: read }, async (req) =>
+    exactly(Partner, await getPartner(svc, req.params.id)),
+  );
 
   app.patch(
     '/admin/partners/:id',
@@ -87,18 +98,27 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
           margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
           rate_limit_per_minute: Type.Optional(RateLimit),
         }),
+        response: partner,
       },
     },
-    async (req) => changePartner(svc, req.params.id, req.body),
+    async (req) => exactly(Partner, await changePartner(svc, req.params.id, req.body)),
   );
 
-  const rotate = { ...doc('Issue a new secret; the old stays valid', 'rotatePartnerSecret'), params: Id };
+  const rotate = {
+    ...doc('Issue a new secret; the old stays valid', 'rotatePartnerSecret'),
+    params: Id,
+    response: { 201: NewSecret, ...errorResponses },
+  };
   app.post('/admin/partners/:id/secrets', { schema: rotate }, async (req, reply) =>
-    reply.code(201).send(await rotateSecret(svc, req.params.id)),
+    reply.code(201).send(exactly(NewSecret, await rotateSecret(svc, req.params.id))),
   );
-  const retire = { ...doc('Retire the old partner secrets', 'retireOldPartnerSecrets'), params: Id };
+  const retire = {
+    ...doc('Retire the old partner secrets', 'retireOldPartnerSecrets'),
+    params: Id,
+    response: { 200: RetiredSecrets, ...errorResponses },
+  };
   app.delete('/admin/partners/:id/secrets/old', { schema: retire }, async (req) =>
-    retireOldSecrets(svc, req.params.id),
+    exactly(RetiredSecrets, await retireOldSecrets(svc, req.params.id)),
   );
 
   app.post(
@@ -112,9 +132,14 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
           amount: Type.Number(),
           reference: Type.String({ minLength: 1, maxLength: 200 }),
         }),
+        response: { 200: Balance, ...errorResponses },
       },
     },
-    async (req) => creditPartnerWallet(svc, { partnerId: req.params.id, ...req.body, actor: 'operator' }),
+    async (req) =>
+      exactly(
+        Balance,
+        await creditPartnerWallet(svc, { partnerId: req.params.id, ...req.body, actor: 'operator' }),
+      ),
   );
 
   app.get(
@@ -131,35 +156,55 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
           ),
           cursor: Type.Optional(Type.String()),
         }),
+        response: { 200: OrderList, ...errorResponses },
       },
     },
     async (req) => {
       const { limit, ...q } = req.query;
-      return listOrdersForOperator(svc, { ...q, ...(limit ? { limit: Number(limit) } : {}) });
+      const list = await listOrdersForOperator(svc, { ...q, ...(limit ? { limit: Number(limit) } : {}) });
+      return exactly(OrderList, list);
     },
   );
 
-  const detail = { ...doc('Read an order in full', 'getOrderDetail'), params: Id };
-  app.get('/admin/orders/:id', { schema: detail }, async (req) => orderDetail(svc, req.params.id));
-  const resend = { ...doc('Re-send the order’s webhook event', 'resendOrderWebhook'), params: Id };
-  app.post('/admin/orders/:id/webhook', { schema: resend }, async (req) =>
-    resendOrderEvent(svc, req.params.id),
+  const detail = {
+    ...doc('Read an order in full', 'getOrderDetail'),
+    params: Id,
+    response: { 200: OrderDetail, ...errorResponses },
+  };
+  app.get('/admin/orders/:id', { schema: detail }, async (req) =>
+    exactly(OrderDetail, await orderDetail(svc, req.params.id)),
   );
-  const test = { ...doc('Send a test event to the partner’s webhook', 'sendWebhookTest'), params: Id };
+  const delivery = { 200: Delivery, ...errorResponses };
+  const resend = {
+    ...doc('Re-send the order’s webhook event', 'resendOrderWebhook'),
+    params: Id,
+    response: delivery,
+  };
+  app.post('/admin/orders/:id/webhook', { schema: resend }, async (req) =>
+    exactly(Delivery, await resendOrderEvent(svc, req.params.id)),
+  );
+  const test = {
+    ...doc('Send a test event to the partner’s webhook', 'sendWebhookTest'),
+    params: Id,
+    response: delivery,
+  };
   app.post('/admin/partners/:id/webhook-test', { schema: test }, async (req) =>
-    sendTestEvent(svc, req.params.id),
+    exactly(Delivery, await sendTestEvent(svc, req.params.id)),
   );
   await adminWalletRoutes(app, svc);
 
   if (svc.config.sandbox) {
-    const clockView = async () => ({ now: isoLocal(await svc.clock.now()) });
-    app.get('/admin/sandbox/clock', { schema: doc('Read the sandbox clock', 'getSandboxClock') }, clockView);
+    const clockView = async () => exactly(Clock, { now: isoLocal(await svc.clock.now()) });
+    const clock = { 200: Clock, ...errorResponses };
+    const read = { ...doc('Read the sandbox clock', 'getSandboxClock'), response: clock };
+    app.get('/admin/sandbox/clock', { schema: read }, clockView);
     app.put(
       '/admin/sandbox/clock',
       {
         schema: {
           ...doc('Set the sandbox clock', 'setSandboxClock'),
           body: OperatorBody({ now: Type.String({ minLength: 1 }) }),
+          response: clock,
         },
       },
       async (req, reply) => {
@@ -178,7 +223,7 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
         return clockView();
       },
     );
-    const reset = doc('Back to real time', 'resetSandboxClock');
+    const reset = { ...doc('Back to real time', 'resetSandboxClock'), response: clock };
     app.delete('/admin/sandbox/clock', { schema: reset }, async () => {
       await svc.clock.reset();
       return clockView();

@@ -3,8 +3,9 @@ import { changeSettings, readSettings } from '../app/admin/settings.ts';
 import { refundOrder } from '../app/refund-order.ts';
 import type { Services } from '../app/services.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
+import { Id, Refund, Settings, Statement, StatementResponse } from './admin-schemas.ts';
 import { OperatorBody } from './schemas.ts';
-import type { App } from './typed.ts';
+import { errorResponses, exactly, Nullable, type App } from './typed.ts';
 
 /**
  * Operator calls around the wallet: the spending switch, refunds, statements. Registered from
@@ -12,13 +13,15 @@ import type { App } from './typed.ts';
  */
 export async function adminWalletRoutes(app: App, svc: Services): Promise<void> {
   const tags = ['operator'];
-  const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+  const settings = { 200: Settings, ...errorResponses };
+  // null only if the refund just committed could not be read back.
+  const RefundAnswer = Nullable(Refund, { description: 'The refund' });
   const Day = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' });
 
   app.get(
     '/admin/settings',
-    { schema: { tags, summary: 'Read the settings', operationId: 'getSettings' } },
-    async () => readSettings(svc),
+    { schema: { tags, summary: 'Read the settings', operationId: 'getSettings', response: settings } },
+    async () => exactly(Settings, await readSettings(svc)),
   );
   app.put(
     '/admin/settings',
@@ -28,9 +31,10 @@ export async function adminWalletRoutes(app: App, svc: Services): Promise<void> 
         summary: 'Switch balance spending on or off',
         operationId: 'changeSettings',
         body: OperatorBody({ balance_spending_enabled: Type.Boolean() }),
+        response: settings,
       },
     },
-    async (req) => changeSettings(svc, req.body),
+    async (req) => exactly(Settings, await changeSettings(svc, req.body)),
   );
 
   app.post(
@@ -42,13 +46,14 @@ export async function adminWalletRoutes(app: App, svc: Services): Promise<void> 
         operationId: 'refundOrder',
         params: Id,
         body: OperatorBody({ reason: Type.String({ minLength: 1, maxLength: 500 }) }),
+        response: { 200: RefundAnswer, ...errorResponses },
       },
     },
     async (req) =>
-      refundOrder(svc, req.params.id, {
-        reason: req.body.reason,
-        actor: 'operator',
-      }),
+      exactly(
+        RefundAnswer,
+        await refundOrder(svc, req.params.id, { reason: req.body.reason, actor: 'operator' }),
+      ),
   );
 
   app.get(
@@ -64,12 +69,13 @@ export async function adminWalletRoutes(app: App, svc: Services): Promise<void> 
           to: Day,
           format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])),
         }),
+        response: { 200: StatementResponse, ...errorResponses },
       },
     },
     async (req, reply) => {
       const q = req.query;
       const partnerId = req.params.id;
-      const statement = await walletStatement(svc, { partnerId, from: q.from, to: q.to });
+      const statement = exactly(Statement, await walletStatement(svc, { partnerId, from: q.from, to: q.to }));
       if (q.format !== 'csv') return statement;
       return reply
         .type('text/csv; charset=utf-8')

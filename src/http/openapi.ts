@@ -121,7 +121,6 @@ const error = (description: string, extra: Node = {}) => ({
   description,
   ...extra,
 });
-const done = (description: string) => ({ type: 'object', description });
 
 /** The 200 answer of each partner route, in a sentence. */
 const PARTNER_SUCCESS: Record<string, string> = {
@@ -132,21 +131,15 @@ const PARTNER_SUCCESS: Record<string, string> = {
   '/v1/pay-order-from-balance': 'The order, paid from the wallet: issuance has started',
 };
 
-/** What the document says of some operator routes beyond the rule (200, no 409). */
-const OPERATOR_ROUTES: Record<string, { created?: true; conflict?: string }> = {
-  'POST /admin/partners': { created: true },
-  'POST /admin/partners/:id/secrets': { created: true },
-  'POST /admin/orders/:id/refund': { conflict: 'The order is not failed or completed, or already refunded' },
-  'POST /admin/partners/:id/webhook-test': { conflict: 'The partner has no webhook URL' },
+/** The operator routes that can answer 409, and when. */
+const OPERATOR_CONFLICTS: Record<string, string> = {
+  'POST /admin/orders/:id/refund': 'The order is not failed or completed, or already refunded',
+  'POST /admin/partners/:id/webhook-test': 'The partner has no webhook URL',
 };
 
-/** The answers of the routes outside /v1 and /admin, which have no response schema of their own. */
+/** The answers of the routes outside /v1 and /admin beyond their own success schema (text, PDF, 503). */
 const OPS_RESPONSES: Record<string, Node> = {
-  '/healthz': { 200: Type.Object({ status: Type.Literal('ok') }, { description: 'The process is up' }) },
-  '/readyz': {
-    200: Type.Object({ status: Type.Literal('ready') }, { description: 'The database is reachable' }),
-    503: error('The database is unreachable'),
-  },
+  '/readyz': { 503: error('The database is unreachable') },
   '/metrics': {
     200: {
       description: 'Prometheus text exposition format',
@@ -163,6 +156,14 @@ const OPS_RESPONSES: Record<string, Node> = {
     404: error('Document not found'),
   },
 };
+
+/** A route's own success answer (200 or 201), described; its error answers are documented per status below. */
+function success(response: unknown): Node {
+  if (!isNode(response)) return {};
+  const status = response[201] ? 201 : 200;
+  const schema = response[status];
+  return isNode(schema) ? { [status]: { ...schema, description: schema.description ?? 'Done' } } : {};
+}
 
 /**
  * Per route, for the document only: the security scheme by prefix, the error answers each route can
@@ -223,19 +224,23 @@ const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
       });
     }
   } else if (url.startsWith('/admin/')) {
-    const facts = OPERATOR_ROUTES[`${method} ${url}`] ?? {};
+    const conflict = OPERATOR_CONFLICTS[`${method} ${url}`];
     s.security = [{ [OPERATOR_SCHEME]: [] }];
     s.response = {
-      ...(facts.created ? { 201: done('Created') } : { 200: done('Done') }),
+      ...success(s.response),
       ...(hasInput ? { 400: error('A field failing the schema, or a refused action, with the reason') } : {}),
       401: error('The Authorization header carries no bearer token'),
       403: error('The bearer token is not an operator token'),
       ...(url.includes('/:') ? { 404: error('Not found') } : {}),
-      ...(facts.conflict ? { 409: error(facts.conflict) } : {}),
+      ...(conflict ? { 409: error(conflict) } : {}),
     };
   } else {
     s.security ??= [];
-    s.response = { '4xx': error('A refused request, with the reason'), ...OPS_RESPONSES[url] };
+    s.response = {
+      ...success(s.response),
+      '4xx': error('A refused request, with the reason'),
+      ...OPS_RESPONSES[url],
+    };
   }
   return { schema: s, url };
 };

@@ -5,7 +5,7 @@ import type { Services } from '../app/services.ts';
 import { databaseReachable, policyDocument } from '../app/operations.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { OPERATOR_SCHEME } from './openapi.ts';
-import type { App } from './typed.ts';
+import { errorResponses, type App } from './typed.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -18,11 +18,24 @@ export async function opsRoutes(
 ): Promise<void> {
   const accepted = opts.metricsTokens.map(digest);
   const tags = ['operations'];
-  const health = { tags, summary: 'The process is up', operationId: 'getHealth' };
-  app.get('/healthz', { schema: health }, async () => ({ status: 'ok' }));
-  const ready = { tags, summary: 'The database is reachable', operationId: 'getReadiness' };
+  const health = {
+    tags,
+    summary: 'The process is up',
+    operationId: 'getHealth',
+    response: { 200: Type.Object({ status: Type.Literal('ok') }, { description: 'The process is up' }) },
+  };
+  app.get('/healthz', { schema: health }, async () => ({ status: 'ok' as const }));
+  const ready = {
+    tags,
+    summary: 'The database is reachable',
+    operationId: 'getReadiness',
+    response: {
+      200: Type.Object({ status: Type.Literal('ready') }, { description: 'The database is reachable' }),
+      ...errorResponses,
+    },
+  };
   app.get('/readyz', { schema: ready }, async (_req, reply) => {
-    if (await databaseReachable(svc)) return { status: 'ready' };
+    if (await databaseReachable(svc)) return { status: 'ready' as const };
     return sendError(reply, reasonBody(503, 'Database unreachable'));
   });
   // Metrics name routes, partners' volumes and queue depths: an operator's token (or METRICS_TOKEN,

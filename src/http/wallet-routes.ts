@@ -2,10 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { getBalance } from '../app/get-balance.ts';
 import { payFromWallet } from '../app/pay-from-wallet.ts';
 import type { Services } from '../app/services.ts';
-import { ErrorResponse, Order, partnerDoc as doc } from './schemas.ts';
-import type { App } from './typed.ts';
-
-const errors = { '4xx': Type.Ref(ErrorResponse), '5xx': Type.Ref(ErrorResponse) };
+import { Order, partnerDoc as doc } from './schemas.ts';
+import { errorResponses as errors, type App } from './typed.ts';
 
 export const Balance = Type.Object(
   {

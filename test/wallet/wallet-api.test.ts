@@ -458,6 +458,11 @@ describe('operator: statement and reconciliation', () => {
     });
     expect(csv.statusCode).toBe(200);
     expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    // The CSV text goes out as it is: the route's response schema serialises only its JSON answer.
+    expect(csv.body.startsWith('date,wallet,')).toBe(true);
+    expect(csv.headers['content-disposition']).toBe(
+      `attachment; filename="statement-${p.id}-${TODAY}-${TODAY}.csv"`,
+    );
     const rows = csv.body.trim().split('\r\n');
     expect(rows[0]).toBe('date,wallet,kind,amount,balance,order_id,reference,actor,entry_id');
     expect(rows).toContain(`${TODAY},online,opening,,10000,,,,`);

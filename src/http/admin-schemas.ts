@@ -1,0 +1,234 @@
+import { Type } from '@sinclair/typebox';
+import type { CustomerData, PaymentData } from '../db/schema.ts';
+import { ORDER_STATUSES, WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
+import { Nullable } from './typed.ts';
+
+/**
+ * Wire schemas of the operator API (/admin) and the health checks. The response schemas serialise
+ * (fast-json-stringify: a field not listed here is dropped), so each lists every field of its use
+ * case's answer in the order the use case builds it; the routes check the two agree (`exactly`).
+ */
+/** One of `values`, documented as an enum; typed T (a repository may type it `string`), serialised as text. */
+const oneOf = <const T extends string>(values: readonly T[]) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values] });
+/** A JSON object stored as the partner sent it (or a product issued it), answered as it is. */
+const freeForm = <T>(description: string) =>
+  Type.Unsafe<T>({ type: 'object', additionalProperties: true, description });
+const Time = Type.String({ description: 'ISO-8601 with offset (Europe/Chisinau)' });
+const Mdl = Type.Number({ description: 'MDL' });
+const OrderStatus = oneOf(ORDER_STATUSES);
+const SubWallet = oneOf(['online', 'insurance', 'promo']);
+
+export const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const WebhookUrl = Nullable(Type.String({ minLength: 1, maxLength: 2000 }));
+export const WebhookEvents = Type.Array(oneOf(WEBHOOK_EVENT_STATUSES), {
+  uniqueItems: true,
+  description: 'Statuses whose events the webhook receives; always includes "completed".',
+});
+
+export const CreatedPartner = Type.Object(
+  {
+    id: Type.String(),
+    secret: Type.String({ description: 'Shown only here: store it now' }),
+    name: Type.String(),
+    webhook_url: WebhookUrl,
+    webhook_events: WebhookEvents,
+    wallet: Type.Boolean(),
+  },
+  { description: 'The partner, with its secret' },
+);
+
+export const Partner = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    webhook_url: WebhookUrl,
+    webhook_events: WebhookEvents,
+    wallet: Type.Boolean(),
+    disabled: Type.Boolean(),
+    margin_bp: Type.Integer(),
+    rate_limit_per_minute: Type.Integer({
+      description: 'The limit in force: the partner’s own, or the service’s RATE_LIMIT_PER_MINUTE',
+    }),
+    active_secrets: Type.Integer(),
+  },
+  { description: 'The partner' },
+);
+
+export const NewSecret = Type.Object(
+  { secret: Type.String({ description: 'Shown only here; the old secret stays valid until retired' }) },
+  { description: 'The new secret' },
+);
+export const RetiredSecrets = Type.Object(
+  { retired: Type.Integer({ description: 'How many secrets were retired' }) },
+  { description: 'The old secrets retired' },
+);
+
+const orderSummary = {
+  id: Type.String(),
+  partner_id: Type.String(),
+  status: OrderStatus,
+  stored_status: OrderStatus,
+  description: Type.String(),
+  price: Mdl,
+  currency: Type.String(),
+  payment_method: Nullable(oneOf(['customer', 'wallet'])),
+  created_at: Time,
+  expires_at: Time,
+};
+
+export const OrderList = Type.Object(
+  {
+    orders: Type.Array(Type.Object(orderSummary)),
+    next_cursor: Nullable(Type.String({ description: 'The next page’s `cursor`; null on the last page' })),
+  },
+  { description: 'Orders, newest first' },
+);
+
+export const Refund = Type.Object(
+  {
+    order_id: Type.String(),
+    method: oneOf(['customer', 'wallet']),
+    amount: Mdl,
+    currency: Type.String(),
+    status: oneOf(['to_settle', 'settled']),
+    reason: Type.String(),
+    actor: Type.String(),
+    created_at: Time,
+    settled_at: Nullable(Time),
+  },
+  { description: 'The refund' },
+);
+
+export const OrderDetail = Type.Object(
+  {
+    ...orderSummary,
+    customer: freeForm<CustomerData>('The customer as the partner sent it'),
+    start_date: Nullable(Type.String()),
+    end_date: Nullable(Type.String()),
+    payment: Nullable(
+      freeForm<Omit<PaymentData, 'amount_bani'> & { amount: number }>(
+        'The payment recorded (customer or wallet), `amount` in MDL',
+      ),
+    ),
+    paid_at: Nullable(Time),
+    completed_at: Nullable(Time),
+    products: Type.Array(
+      Type.Object({
+        idx: Type.Integer(),
+        product: Type.String(),
+        price: Mdl,
+        description: Type.String(),
+        start_date: Nullable(Type.String()),
+        end_date: Nullable(Type.String()),
+        issued: Nullable(freeForm<Record<string, unknown>>('The product’s issued fields')),
+        file: Nullable(Type.String({ description: 'URL of the policy PDF' })),
+      }),
+    ),
+    history: Type.Array(
+      Type.Object({
+        from: Nullable(OrderStatus),
+        to: OrderStatus,
+        reason: Nullable(Type.String()),
+        actor: Type.String(),
+        at: Time,
+      }),
+    ),
+    webhook_events: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        status: oneOf(WEBHOOK_EVENT_STATUSES),
+        state: oneOf(['waiting', 'pending', 'delivered', 'failed']),
+        attempts: Type.Integer(),
+        created_at: Time,
+        next_attempt_at: Nullable(Time),
+        settled_at: Nullable(Time),
+      }),
+    ),
+    webhook_attempts: Type.Array(
+      Type.Object({
+        event_id: Nullable(Type.String()),
+        event: Nullable(oneOf(WEBHOOK_EVENT_STATUSES)),
+        attempt: Nullable(Type.Integer({ description: 'null: an operator’s re-send' })),
+        trigger: oneOf(['completion', 'automatic', 'operator']),
+        url: Nullable(Type.String()),
+        at: Time,
+        http_status: Nullable(Type.Integer()),
+        error: Nullable(Type.String()),
+        latency_ms: Type.Integer(),
+      }),
+    ),
+    ledger: Type.Array(
+      Type.Object({
+        wallet: SubWallet,
+        amount: Mdl,
+        balance_after: Mdl,
+        kind: oneOf(['credit', 'payment', 'refund']),
+        reference: Nullable(Type.String()),
+        actor: Type.String(),
+        at: Time,
+      }),
+    ),
+    refund: Nullable(Refund),
+  },
+  { description: 'The order in full' },
+);
+
+export const Delivery = Type.Object(
+  {
+    eventId: Type.String(),
+    url: Nullable(Type.String()),
+    delivered: Type.Boolean({ description: 'The webhook answered 2xx within 10 s' }),
+    httpStatus: Nullable(Type.Integer()),
+    error: Nullable(Type.String()),
+    latencyMs: Type.Integer(),
+  },
+  { description: 'The attempt made' },
+);
+
+export const Clock = Type.Object({ now: Time }, { description: 'The sandbox clock' });
+
+export const Settings = Type.Object(
+  { balance_spending_enabled: Type.Boolean() },
+  { description: 'The settings' },
+);
+
+const byWallet = Type.Object({ online: Mdl, insurance: Mdl, promo: Mdl });
+
+export const Statement = Type.Object({
+  partner_id: Type.String(),
+  from: Type.String(),
+  to: Type.String(),
+  currency: Type.Literal('MDL'),
+  opening: byWallet,
+  closing: byWallet,
+  entries: Type.Array(
+    Type.Object({
+      id: Type.Integer(),
+      at: Time,
+      wallet: SubWallet,
+      kind: Type.String(),
+      amount: Mdl,
+      balance_after: Mdl,
+      order_id: Nullable(Type.String()),
+      reference: Nullable(Type.String()),
+      actor: Type.String(),
+    }),
+  ),
+});
+
+/**
+ * The statement as JSON, or as CSV with `format=csv`: Fastify serialises by the answer's media type,
+ * and sends the CSV text as it is (a string with a non-JSON type is never serialised).
+ */
+export const StatementResponse = {
+  description: 'Opening balances, every entry with its running balance, closing balances',
+  content: {
+    'application/json': { schema: Statement },
+    'text/csv': {
+      schema: Type.String({
+        description: 'date,wallet,kind,amount,balance,order_id,reference,actor,entry_id',
+      }),
+    },
+  },
+};
