@@ -1,7 +1,9 @@
-import { timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { creditPartnerWallet } from '../app/admin/credit-wallet.ts';
+import { ledgerCsv, listPartners, partnerWallet } from '../app/admin/directory.ts';
+import { asActor, auditLog, authenticateOperator, supportMay, type Actor } from '../app/admin/operators.ts';
+import { resetSandboxClock, setSandboxClock } from '../app/admin/settings.ts';
 import { listOrdersForOperator, orderDetail } from '../app/admin/orders.ts';
 import { resendOrderEvent, sendTestEvent } from '../app/deliver-webhook.ts';
 import {
@@ -12,14 +14,19 @@ import {
   rotateSecret,
 } from '../app/admin/partners.ts';
 import type { Services } from '../app/services.ts';
-import { tokenHash } from '../secrets/secret-box.ts';
 import { isoLocal } from '../domain/time.ts';
 import { adminWalletRoutes } from './admin-wallet-routes.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { parseJsonBody } from './raw-body.ts';
 import {
+  AuditPage,
   Clock,
   CreatedPartner,
+  Page,
+  pageOf,
+  PartnerList,
+  PartnerWallet,
+  PartnerWalletResponse,
   Delivery,
   Id,
   NewSecret,
@@ -34,23 +41,37 @@ import { OperatorBody } from './schemas.ts';
 import { errorResponses, exactly, Nullable, type App } from './typed.ts';
 import { Balance } from './wallet-routes.ts';
 
-// Tokens are compared as their SHA-256 (the form the sandbox token is stored in), in constant time:
-// equal lengths whatever was sent, and no early exit on the first differing byte.
-const digest = (s: string) => Buffer.from(tokenHash(s), 'hex');
-
 /**
- * The operator API under /admin, behind `Authorization: Bearer <ADMIN_TOKEN>`. A partner
- * signature never opens it (and the admin token never opens /v1).
+ * The operator API under /admin, behind `Authorization: Bearer <token>`: the service's admin token
+ * or an operator's (role admin: everything; support: reading, re-sending webhooks). A partner
+ * signature never opens it (and no operator token opens /v1). Every handler runs as its operator,
+ * so the use cases' audit entries say who acted, through the API.
  */
 export async function adminRoutes(app: App, svc: Services, adminToken: string): Promise<void> {
-  const expected = digest(adminToken);
+  const operators = new WeakMap<FastifyRequest, Omit<Actor, 'via'>>();
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     if (!m)
       return sendError(reply, { statusCode: 401, error: 'Unauthorized', message: 'Missing Bearer token' });
-    if (!timingSafeEqual(digest(m[1]!), expected)) {
+    const operator = await authenticateOperator(svc, m[1]!, adminToken);
+    if (!operator) {
       return sendError(reply, { statusCode: 403, error: 'Forbidden', message: 'Invalid admin token' });
     }
+    const path = req.url.split('?')[0]!;
+    if (operator.role === 'support' && !supportMay(req.method, path)) {
+      return sendError(
+        reply,
+        reasonBody(403, `The support role cannot ${req.method} ${path}: it reads, and re-sends webhooks`),
+      );
+    }
+    operators.set(req, operator);
+  });
+  app.addHook('onRoute', (route) => {
+    const handler = route.handler;
+    route.handler = function (req, reply) {
+      const operator = operators.get(req)!;
+      return asActor({ ...operator, via: 'api' }, () => handler.call(this, req, reply));
+    };
   });
   app.addHook('preValidation', parseJsonBody);
 
@@ -148,22 +169,78 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
       schema: {
         ...doc('List orders, newest first', 'listOrders'),
         querystring: Type.Object({
+          q: Type.Optional(
+            Type.String({
+              maxLength: 100,
+              description: 'An order id, a partner id, a plate or vehicle certificate, or a phone',
+            }),
+          ),
           partner_id: Type.Optional(Type.String()),
           status: Type.Optional(Type.String()),
-          // Query strings are text and the service validates without type coercion: a pattern, then a number.
-          limit: Type.Optional(
-            Type.String({ pattern: '^(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$', description: '1 to 500' }),
-          ),
-          cursor: Type.Optional(Type.String()),
+          product: Type.Optional(Type.String()),
+          from: Type.Optional(Type.String({ description: 'Created on or after this day, yyyy-mm-dd' })),
+          to: Type.Optional(Type.String({ description: 'Created on or before this day, yyyy-mm-dd' })),
+          ...Page,
         }),
         response: { 200: OrderList, ...errorResponses },
       },
     },
-    async (req) => {
-      const { limit, ...q } = req.query;
-      const list = await listOrdersForOperator(svc, { ...q, ...(limit ? { limit: Number(limit) } : {}) });
-      return exactly(OrderList, list);
+    async (req) => exactly(OrderList, await listOrdersForOperator(svc, pageOf(req.query))),
+  );
+
+  app.get(
+    '/admin/partners',
+    {
+      schema: {
+        ...doc('List and search partners', 'listPartners'),
+        querystring: Type.Object({
+          q: Type.Optional(Type.String({ maxLength: 100, description: 'Part of a name, or an id’s start' })),
+          ...Page,
+        }),
+        response: { 200: PartnerList, ...errorResponses },
+      },
     },
+    async (req) => exactly(PartnerList, await listPartners(svc, pageOf(req.query))),
+  );
+
+  app.get(
+    '/admin/partners/:id/wallet',
+    {
+      schema: {
+        ...doc('A partner’s balances and ledger (JSON or CSV)', 'getPartnerWallet'),
+        params: Id,
+        querystring: Type.Object({
+          format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])),
+          ...Page,
+        }),
+        response: { 200: PartnerWalletResponse, ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const { format, ...page } = req.query;
+      const wallet = exactly(PartnerWallet, await partnerWallet(svc, req.params.id, pageOf(page)));
+      if (format !== 'csv') return wallet;
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="ledger-${req.params.id}.csv"`)
+        .send(ledgerCsv(wallet));
+    },
+  );
+
+  app.get(
+    '/admin/audit',
+    {
+      schema: {
+        ...doc('The audit log of operator actions, newest first', 'getAuditLog'),
+        querystring: Type.Object({
+          actor: Type.Optional(Type.String({ maxLength: 100 })),
+          target: Type.Optional(Type.String({ maxLength: 100 })),
+          ...Page,
+        }),
+        response: { 200: AuditPage, ...errorResponses },
+      },
+    },
+    async (req) => exactly(AuditPage, await auditLog(svc, pageOf(req.query))),
   );
 
   const detail = {
@@ -219,14 +296,12 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
             ),
           );
         }
-        await svc.clock.set(ms);
-        return clockView();
+        return exactly(Clock, await setSandboxClock(svc, ms));
       },
     );
     const reset = { ...doc('Back to real time', 'resetSandboxClock'), response: clock };
-    app.delete('/admin/sandbox/clock', { schema: reset }, async () => {
-      await svc.clock.reset();
-      return clockView();
-    });
+    app.delete('/admin/sandbox/clock', { schema: reset }, async () =>
+      exactly(Clock, await resetSandboxClock(svc)),
+    );
   }
 }

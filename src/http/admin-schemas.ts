@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import type { CustomerData, PaymentData } from '../db/schema.ts';
 import { ORDER_STATUSES, WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
 import { Nullable } from './typed.ts';
@@ -20,6 +20,19 @@ const OrderStatus = oneOf(ORDER_STATUSES);
 const SubWallet = oneOf(['online', 'insurance', 'promo']);
 
 export const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/** Paging of the lists. Query strings are text and the service validates without type coercion. */
+export const Page = {
+  limit: Type.Optional(
+    Type.String({ pattern: '^(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$', description: '1 to 500 (default 50)' }),
+  ),
+  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The `next_cursor` of the page before' })),
+};
+/** `limit` as the use cases take it. */
+export const pageOf = <Q extends { limit?: string }>(q: Q) => {
+  const { limit, ...rest } = q;
+  return { ...rest, ...(limit ? { limit: Number(limit) } : {}) };
+};
 export const WebhookUrl = Nullable(Type.String({ minLength: 1, maxLength: 2000 }));
 export const WebhookEvents = Type.Array(oneOf(WEBHOOK_EVENT_STATUSES), {
   uniqueItems: true,
@@ -38,21 +51,29 @@ export const CreatedPartner = Type.Object(
   { description: 'The partner, with its secret' },
 );
 
+const partnerFields = {
+  id: Type.String(),
+  name: Type.String(),
+  webhook_url: WebhookUrl,
+  webhook_events: WebhookEvents,
+  wallet: Type.Boolean(),
+  disabled: Type.Boolean(),
+  margin_bp: Type.Integer(),
+  rate_limit_per_minute: Type.Integer({
+    description: 'The limit in force: the partner’s own, or the service’s RATE_LIMIT_PER_MINUTE',
+  }),
+};
+
 export const Partner = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    webhook_url: WebhookUrl,
-    webhook_events: WebhookEvents,
-    wallet: Type.Boolean(),
-    disabled: Type.Boolean(),
-    margin_bp: Type.Integer(),
-    rate_limit_per_minute: Type.Integer({
-      description: 'The limit in force: the partner’s own, or the service’s RATE_LIMIT_PER_MINUTE',
-    }),
-    active_secrets: Type.Integer(),
-  },
+  { ...partnerFields, active_secrets: Type.Integer() },
   { description: 'The partner' },
+);
+
+const nextCursor = Nullable(Type.String({ description: 'The next page’s `cursor`; null on the last page' }));
+
+export const PartnerList = Type.Object(
+  { partners: Type.Array(Type.Object(partnerFields)), next_cursor: nextCursor },
+  { description: 'Partners by id' },
 );
 
 export const NewSecret = Type.Object(
@@ -80,7 +101,7 @@ const orderSummary = {
 export const OrderList = Type.Object(
   {
     orders: Type.Array(Type.Object(orderSummary)),
-    next_cursor: Nullable(Type.String({ description: 'The next page’s `cursor`; null on the last page' })),
+    next_cursor: nextCursor,
   },
   { description: 'Orders, newest first' },
 );
@@ -195,6 +216,30 @@ export const Settings = Type.Object(
 
 const byWallet = Type.Object({ online: Mdl, insurance: Mdl, promo: Mdl });
 
+/**
+ * An answer as JSON, or as CSV with `format=csv`: Fastify serialises by the answer's media type,
+ * and sends the CSV text as it is (a string with a non-JSON type is never serialised).
+ */
+const jsonOrCsv = (description: string, json: TSchema, csvHeader: string) => ({
+  description,
+  content: {
+    'application/json': { schema: json },
+    'text/csv': { schema: Type.String({ description: csvHeader }) },
+  },
+});
+
+const LedgerLine = Type.Object({
+  id: Type.Integer(),
+  at: Time,
+  wallet: SubWallet,
+  kind: Type.String(),
+  amount: Mdl,
+  balance_after: Mdl,
+  order_id: Nullable(Type.String()),
+  reference: Nullable(Type.String()),
+  actor: Type.String(),
+});
+
 export const Statement = Type.Object({
   partner_id: Type.String(),
   from: Type.String(),
@@ -202,33 +247,50 @@ export const Statement = Type.Object({
   currency: Type.Literal('MDL'),
   opening: byWallet,
   closing: byWallet,
-  entries: Type.Array(
-    Type.Object({
-      id: Type.Integer(),
-      at: Time,
-      wallet: SubWallet,
-      kind: Type.String(),
-      amount: Mdl,
-      balance_after: Mdl,
-      order_id: Nullable(Type.String()),
-      reference: Nullable(Type.String()),
-      actor: Type.String(),
-    }),
-  ),
+  entries: Type.Array(LedgerLine),
 });
 
-/**
- * The statement as JSON, or as CSV with `format=csv`: Fastify serialises by the answer's media type,
- * and sends the CSV text as it is (a string with a non-JSON type is never serialised).
- */
-export const StatementResponse = {
-  description: 'Opening balances, every entry with its running balance, closing balances',
-  content: {
-    'application/json': { schema: Statement },
-    'text/csv': {
-      schema: Type.String({
-        description: 'date,wallet,kind,amount,balance,order_id,reference,actor,entry_id',
-      }),
-    },
+export const PartnerWallet = Type.Object(
+  {
+    partner_id: Type.String(),
+    balance: Type.Number({ description: 'Spendable total: online + promo, MDL' }),
+    currency: Type.Literal('MDL'),
+    wallets: byWallet,
+    updated_at: Time,
+    ledger: Type.Array(LedgerLine, { description: 'Newest entry first' }),
+    next_cursor: nextCursor,
   },
-};
+  { description: 'The balances and a page of the ledger' },
+);
+
+export const PartnerWalletResponse = jsonOrCsv(
+  'Balances and the ledger, newest entry first, paged',
+  PartnerWallet,
+  'entry_id,at,wallet,kind,amount,balance_after,order_id,reference,actor',
+);
+
+export const AuditPage = Type.Object(
+  {
+    entries: Type.Array(
+      Type.Object({
+        id: Type.Integer(),
+        at: Time,
+        actor: Type.String({ description: 'admin-token, an operator id (op_…), cli:<user> or system' }),
+        role: oneOf(['admin', 'support']),
+        via: oneOf(['api', 'cli', 'console', 'system']),
+        action: Type.String({ description: 'e.g. partner.create, wallet.credit, order.refund' }),
+        target: Nullable(Type.String({ description: 'The partner, order or operator acted on' })),
+        before: Type.Unknown({ description: 'What changed, as it was (null for a creation)' }),
+        after: Type.Unknown({ description: 'What changed, as it became' }),
+      }),
+    ),
+    next_cursor: nextCursor,
+  },
+  { description: 'Operator actions, newest first' },
+);
+
+export const StatementResponse = jsonOrCsv(
+  'Opening balances, every entry with its running balance, closing balances',
+  Statement,
+  'date,wallet,kind,amount,balance,order_id,reference,actor,entry_id',
+);

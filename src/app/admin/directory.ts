@@ -4,7 +4,7 @@ import { isoLocal } from '../../domain/time.ts';
 import { searchPartners } from '../../db/repos/partners.ts';
 import { findWallet, ledgerPage, type LedgerRow } from '../../db/repos/wallets.ts';
 import type { Services } from '../services.ts';
-import { csvCell } from '../wallet-statement.ts';
+import { csvCell, type StatementLine } from '../wallet-statement.ts';
 import { balanceView } from '../wallet-view.ts';
 import { partnerView } from './partners.ts';
 
@@ -26,7 +26,8 @@ export async function listPartners(svc: Services, q: { q?: string; cursor?: stri
   };
 }
 
-export const ledgerLine = (r: LedgerRow) => ({
+/** A ledger entry as the statement shows one. */
+export const ledgerLine = (r: LedgerRow): StatementLine => ({
   id: r.id,
   at: isoLocal(r.created_at.getTime()),
   wallet: r.wallet,

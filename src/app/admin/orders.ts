@@ -1,7 +1,8 @@
 import { badRequest, notFound } from '../../domain/errors.ts';
 import { baniToMdl } from '../../domain/money.ts';
 import { ORDER_STATUSES, effectiveStatus, type OrderStatus } from '../../domain/order-state.ts';
-import { isoLocal } from '../../domain/time.ts';
+import { addDays, isoLocal, isValidDate, localInstant } from '../../domain/time.ts';
+import { PRODUCTS } from '../../products/registry.ts';
 import { findOrder, listOrders, orderEvents, orderItems } from '../../db/repos/orders.ts';
 import { attemptsFor, eventsFor } from '../../db/repos/webhooks.ts';
 import { orderLedger } from '../../db/repos/wallets.ts';
@@ -35,18 +36,42 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   return { createdAt, id };
 }
 
+/**
+ * Orders newest first, cursor-paged, filtered by partner, status, product and local creation days
+ * (`from`..`to`, yyyy-mm-dd, Europe/Chisinau), and searched with `q`: an order id, a partner id, a
+ * plate or vehicle certificate, or the customer's phone.
+ */
 export async function listOrdersForOperator(
   svc: Services,
-  q: { partner_id?: string; status?: string; limit?: number; cursor?: string },
+  q: {
+    partner_id?: string;
+    status?: string;
+    product?: string;
+    from?: string;
+    to?: string;
+    q?: string;
+    limit?: number;
+    cursor?: string;
+  },
 ) {
   if (q.status && !(ORDER_STATUSES as readonly string[]).includes(q.status)) {
     throw badRequest(`status must be one of ${ORDER_STATUSES.join(', ')}`);
+  }
+  if (q.product && !(PRODUCTS as readonly string[]).includes(q.product)) {
+    throw badRequest(`product must be one of ${PRODUCTS.join(', ')}`);
+  }
+  for (const day of [q.from, q.to]) {
+    if (day !== undefined && !isValidDate(day)) throw badRequest('from and to must be dates yyyy-mm-dd');
   }
   const limit = q.limit ?? 50;
   const rows = await listOrders(svc.db, {
     limit: limit + 1,
     ...(q.partner_id ? { partnerId: q.partner_id } : {}),
     ...(q.status ? { status: q.status as OrderStatus } : {}),
+    ...(q.product ? { product: q.product } : {}),
+    ...(q.from ? { from: new Date(localInstant(q.from, '00:00:00')) } : {}),
+    ...(q.to ? { to: new Date(localInstant(addDays(q.to, 1), '00:00:00')) } : {}),
+    ...(q.q?.trim() ? { q: q.q } : {}),
     ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}),
   });
   const page = rows.slice(0, limit);
