@@ -43,7 +43,7 @@ const USAGE = `usage: npm run admin -- <command>
   partners rotate-secret <partner id>
   partners retire-old-secrets <partner id>
   credit <partner id> <online|promo|insurance> <amount MDL> <reference>
-  orders list [--partner <id>] [--status <status>] [--limit <n>] [--cursor <cursor>]
+  orders list [--search <id, plate or phone>] [--partner <id>] [--status <status>] [--limit <n>] [--cursor <c>]
   orders show <order id>
   resend-webhook <order id>   the order's event for its status (completed, failed, refunded, expired)
   refund <order id> --reason <text>
@@ -75,6 +75,7 @@ const { values: opt, positionals: args } = parseArgs({
     status: { type: 'string' },
     limit: { type: 'string' },
     cursor: { type: 'string' },
+    search: { type: 'string' },
     reason: { type: 'string' },
     role: { type: 'string' },
     actor: { type: 'string' },
@@ -109,6 +110,15 @@ function eventList(value: string | undefined): { webhook_events: WebhookEventSta
   }
   return { webhook_events: list as WebhookEventStatus[] };
 }
+
+/** The options that were given (a use case's optional fields are absent, never undefined). */
+function given<T extends Record<string, string | undefined>>(o: T): { [K in keyof T]?: string } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: string;
+  };
+}
+
+const page = () => (opt.limit ? { limit: integer(opt.limit, '--limit')! } : {});
 
 function bool(value: string | undefined, what: string): boolean | undefined {
   if (value === undefined) return undefined;
@@ -162,10 +172,8 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
     }
     case 'orders list':
       return listOrdersForOperator(svc, {
-        ...(opt.partner ? { partner_id: opt.partner } : {}),
-        ...(opt.status ? { status: opt.status } : {}),
-        ...(opt.limit ? { limit: integer(opt.limit, '--limit')! } : {}),
-        ...(opt.cursor ? { cursor: opt.cursor } : {}),
+        ...given({ partner_id: opt.partner, status: opt.status, q: opt.search, cursor: opt.cursor }),
+        ...page(),
       });
     case 'orders show':
       return orderDetail(svc, need(rest[0], 'order id'));
@@ -201,10 +209,8 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       return disableOperator(svc, need(rest[0], 'operator id'));
     case 'audit':
       return auditLog(svc, {
-        ...(opt.actor ? { actor: opt.actor } : {}),
-        ...(opt.target ? { target: opt.target } : {}),
-        ...(opt.limit ? { limit: integer(opt.limit, '--limit')! } : {}),
-        ...(opt.cursor ? { cursor: opt.cursor } : {}),
+        ...given({ actor: opt.actor, target: opt.target, cursor: opt.cursor }),
+        ...page(),
       });
     case 'secrets re-encrypt':
       return reencryptSecrets(svc.db, svc.partners.box);
