@@ -73,5 +73,7 @@ try {
 } catch {
   /* not JSON: print as is */
 }
-console.log(`HTTP ${res.status}\n${pretty}`);
+// The status on stderr and the answer alone on stdout, so that a shell can take the answer apart.
+console.error(`HTTP ${res.status}`);
+console.log(pretty);
 process.exit(res.ok ? 0 : 1);
