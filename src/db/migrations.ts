@@ -332,4 +332,14 @@ create table console_sessions (
 create index console_sessions_seen on console_sessions (last_seen_at);
 `,
   },
+  {
+    version: 11,
+    name: 'console sessions: the operator name',
+    sql: `
+-- The console shows who is signed in: the operator's name as it was at sign-in (the admin token's
+-- actor has no row in operators to read it from).
+alter table console_sessions add column actor_name text not null default ''
+  check (length(actor_name) <= 200);
+`,
+  },
 ];

@@ -175,6 +175,8 @@ export interface ConsoleSessionsTable {
   csrf_token: string;
   created_at: Timestamp;
   last_seen_at: Timestamp;
+  /** The operator's name at sign-in, for display (migration 11). */
+  actor_name: ColumnType<string, string | undefined, string>;
 }
 
 export interface WebhookAttemptsTable {

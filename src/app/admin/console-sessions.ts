@@ -1,0 +1,100 @@
+import { timingSafeEqual } from 'node:crypto';
+import {
+  deleteIdleSessions,
+  deleteSession,
+  findLiveSession,
+  insertSession,
+  touchSession,
+} from '../../db/repos/console-sessions.ts';
+import { tokenHash } from '../../secrets/secret-box.ts';
+import type { Services } from '../services.ts';
+import { asActor, audit, authenticateOperator, type Actor } from './operators.ts';
+
+/**
+ * Console sign-ins (decisions.md §9). The cookie holds a random 32-byte id; the table keeps only its
+ * SHA-256, so a copy of the database opens no session. A session ends after 12 h without a request,
+ * at sign-out, or as soon as its operator is disabled. Times are the real clock's, not the sandbox
+ * clock's: an operator moving the sandbox a day ahead must not sign everyone out.
+ */
+export const SESSION_IDLE_MS = 12 * 3_600_000;
+/** last_seen_at is written at most this often, so browsing does not write on every request. */
+const TOUCH_EVERY_MS = 60_000;
+
+export interface ConsoleSession {
+  actor: Omit<Actor, 'via'>;
+  /** Every state-changing request of the session carries it (form field or header). */
+  csrfToken: string;
+}
+
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
+const random = (svc: Services) => Buffer.from(svc.randomBytes(32)).toString('base64url');
+
+/** Opens a session for the holder of an operator token; undefined when the token opens nothing. */
+export async function signIn(
+  svc: Services,
+  token: string,
+  adminToken: string,
+): Promise<{ sessionId: string; session: ConsoleSession } | undefined> {
+  const actor = await authenticateOperator(svc, token, adminToken);
+  if (!actor) return undefined;
+  const sessionId = random(svc);
+  const csrfToken = random(svc);
+  const at = new Date();
+  await svc.db.transaction().execute(async (trx) => {
+    await deleteIdleSessions(trx, new Date(at.getTime() - SESSION_IDLE_MS));
+    await insertSession(trx, {
+      idSha256: tokenHash(sessionId),
+      actor: actor.id,
+      actorName: actor.name,
+      role: actor.role,
+      csrfToken,
+      at,
+    });
+    await asActor({ ...actor, via: 'console' }, () =>
+      audit(trx, { action: 'console.sign_in', target: actor.id, at }),
+    );
+  });
+  return { sessionId, session: { actor, csrfToken } };
+}
+
+/** The live session behind a cookie value, or undefined (unknown, idle 12 h, operator disabled). */
+export async function sessionFor(
+  svc: Services,
+  sessionId: string | undefined,
+): Promise<ConsoleSession | undefined> {
+  if (!sessionId || !SESSION_ID.test(sessionId)) return undefined;
+  const idSha256 = tokenHash(sessionId);
+  const now = Date.now();
+  const row = await findLiveSession(svc.db, idSha256, new Date(now - SESSION_IDLE_MS));
+  if (!row) return undefined;
+  if (row.operator_disabled) {
+    await deleteSession(svc.db, idSha256);
+    return undefined;
+  }
+  if (now - row.last_seen_at.getTime() >= TOUCH_EVERY_MS) await touchSession(svc.db, idSha256, new Date(now));
+  return {
+    actor: { id: row.actor, name: row.actor_name || row.actor, role: row.role },
+    csrfToken: row.csrf_token,
+  };
+}
+
+/** Ends a session (sign-out). */
+export async function signOut(svc: Services, sessionId: string | undefined, actor: Omit<Actor, 'via'>) {
+  if (!sessionId || !SESSION_ID.test(sessionId)) return;
+  const at = new Date();
+  await svc.db.transaction().execute(async (trx) => {
+    if (await deleteSession(trx, tokenHash(sessionId))) {
+      await asActor({ ...actor, via: 'console' }, () =>
+        audit(trx, { action: 'console.sign_out', target: actor.id, at }),
+      );
+    }
+  });
+}
+
+/** Whether a request's CSRF token is the session's, compared in constant time. */
+export function csrfMatches(session: ConsoleSession, given: unknown): boolean {
+  if (typeof given !== 'string' || given.length === 0) return false;
+  const a = Buffer.from(tokenHash(given), 'hex');
+  const b = Buffer.from(tokenHash(session.csrfToken), 'hex');
+  return timingSafeEqual(a, b);
+}

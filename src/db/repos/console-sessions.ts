@@ -1,0 +1,73 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { ConsoleSessionsTable, DB, OperatorRole } from '../schema.ts';
+
+type Conn = Kysely<DB> | Transaction<DB>;
+export type ConsoleSessionRow = Selectable<ConsoleSessionsTable>;
+
+/** Console sign-ins, keyed by the SHA-256 of the cookie's random id (the id itself is never stored). */
+export async function insertSession(
+  db: Conn,
+  s: {
+    idSha256: string;
+    actor: string;
+    actorName: string;
+    role: OperatorRole;
+    csrfToken: string;
+    at: Date;
+  },
+): Promise<void> {
+  await db
+    .insertInto('console_sessions')
+    .values({
+      id_sha256: s.idSha256,
+      actor: s.actor,
+      actor_name: s.actorName,
+      role: s.role,
+      csrf_token: s.csrfToken,
+      created_at: s.at,
+      last_seen_at: s.at,
+    })
+    .execute();
+}
+
+/**
+ * A session seen since `idleSince`, with whether its operator has been disabled since (the service's
+ * own admin token has no operator row, and is never disabled).
+ */
+export async function findLiveSession(
+  db: Conn,
+  idSha256: string,
+  idleSince: Date,
+): Promise<(ConsoleSessionRow & { operator_disabled: boolean }) | undefined> {
+  const row = await db
+    .selectFrom('console_sessions as s')
+    .leftJoin('operators as o', 'o.id', 's.actor')
+    .selectAll('s')
+    .select('o.disabled_at as operator_disabled_at')
+    .where('s.id_sha256', '=', idSha256)
+    .where('s.last_seen_at', '>=', idleSince)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { operator_disabled_at, ...session } = row;
+  return { ...session, operator_disabled: operator_disabled_at !== null };
+}
+
+/** Marks a session seen now (the caller does it at most once a minute). */
+export async function touchSession(db: Conn, idSha256: string, at: Date): Promise<void> {
+  await db
+    .updateTable('console_sessions')
+    .set({ last_seen_at: at })
+    .where('id_sha256', '=', idSha256)
+    .execute();
+}
+
+export async function deleteSession(db: Conn, idSha256: string): Promise<boolean> {
+  const r = await db.deleteFrom('console_sessions').where('id_sha256', '=', idSha256).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+/** Removes the sessions idle since before `idleSince`; answers how many. */
+export async function deleteIdleSessions(db: Conn, idleSince: Date): Promise<number> {
+  const r = await db.deleteFrom('console_sessions').where('last_seen_at', '<', idleSince).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
