@@ -24,6 +24,11 @@ export default tseslint.config(
       'http/ calls use cases (app/), never repositories or jobs',
     ],
     [
+      'src/console/**/*.ts',
+      ['../db/*', '../jobs/*'],
+      'console/ calls use cases (app/), never repositories or jobs',
+    ],
+    [
       'src/app/**/*.ts',
       ['../http/*', '../jobs/*', '../../http/*', '../../jobs/*'],
       'app/ is called by http/, jobs/ and cli/, never the reverse',

@@ -1,0 +1,332 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { creditPartnerWallet } from '../app/admin/credit-wallet.ts';
+import { ledgerCsv, listPartners, partnerWallet } from '../app/admin/directory.ts';
+import {
+  changePartner,
+  createPartner,
+  getPartner,
+  retireOldSecrets,
+  rotateSecret,
+} from '../app/admin/partners.ts';
+import { sendTestEvent } from '../app/deliver-webhook.ts';
+import type { Services } from '../app/services.ts';
+import { badRequest, DomainError } from '../domain/errors.ts';
+import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
+import type { App } from '../http/typed.ts';
+import { fromHtmx, given, NOTICES, queryOf, refusal, requireRole, type Render } from './web.ts';
+
+const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
+const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
+/** A group of checkboxes: absent, one value, or several. */
+const Checks = Type.Optional(
+  Type.Union([Type.String({ maxLength: 20 }), Type.Array(Type.String({ maxLength: 20 }), { maxItems: 10 })]),
+);
+const Csrf = { _csrf: Text() };
+const WALLETS = ['online', 'promo', 'insurance'] as const;
+const PAGE = 25;
+const LEDGER_PAGE = 20;
+
+/** The webhook events ticked in a form; `completed` is always sent, so always in the list. */
+function eventsOf(v: string | string[] | undefined): WebhookEventStatus[] {
+  const ticked = new Set(typeof v === 'string' ? [v] : (v ?? []));
+  return WEBHOOK_EVENT_STATUSES.filter((s) => s === 'completed' || ticked.has(s));
+}
+
+/** Partners: the list and search, a new partner, and a partner's page with its wallet and settings. */
+export async function partnerPages(app: App, svc: Services, render: Render): Promise<void> {
+  app.get(
+    '/partners',
+    { schema: { querystring: Type.Object({ q: Text(), cursor: Text(64), done: Text(40) }) } },
+    async (req, reply) => {
+      const q = given(req.query.q);
+      const cursor = given(req.query.cursor);
+      if (fromHtmx(req)) reply.header('hx-push-url', `/console/partners${queryOf({ q, cursor })}`);
+      const base = {
+        title: 'Partners',
+        nav: 'partners',
+        q: q ?? '',
+        firstPage: cursor ? `/console/partners${queryOf({ q })}` : null,
+      };
+      try {
+        const page = await listPartners(svc, {
+          limit: PAGE,
+          ...(q ? { q } : {}),
+          ...(cursor ? { cursor } : {}),
+        });
+        const next = page.next_cursor ? `/console/partners${queryOf({ q, cursor: page.next_cursor })}` : null;
+        return render(req, reply, 'partners', { ...base, partners: page.partners, next });
+      } catch (e) {
+        const r = refusal(e);
+        if (!r) throw e;
+        return render(
+          req,
+          reply,
+          'partners',
+          { ...base, partners: [], next: null, error: r.message },
+          r.status,
+        );
+      }
+    },
+  );
+
+  const newPartnerForm = { name: '', webhook_url: '', wallet: true, events: ['completed'] as string[] };
+  app.get('/partners/new', async (req, reply) =>
+    render(req, reply, 'partner-new', {
+      title: 'New partner',
+      nav: 'partners',
+      form: newPartnerForm,
+      events: WEBHOOK_EVENT_STATUSES,
+    }),
+  );
+
+  app.post(
+    '/partners',
+    {
+      schema: {
+        body: Type.Object({
+          ...Csrf,
+          name: Text(),
+          webhook_url: Text(2048),
+          wallet: Text(10),
+          events: Checks,
+        }),
+      },
+    },
+    async (req, reply) => {
+      const b = req.body;
+      const form = {
+        name: b.name ?? '',
+        webhook_url: b.webhook_url ?? '',
+        wallet: b.wallet === 'on',
+        events: eventsOf(b.events),
+      };
+      try {
+        requireRole(req, 'POST', '/admin/partners', 'create partners');
+        const name = form.name.trim();
+        if (!name) throw badRequest('Give the partner a name.');
+        const created = await createPartner(svc, {
+          name,
+          wallet: form.wallet,
+          webhook_events: form.events,
+          ...(given(form.webhook_url) ? { webhook_url: form.webhook_url.trim() } : {}),
+        });
+        // The secret is on this answer only (never in a URL, never stored in clear): no redirect.
+        return render(
+          req,
+          reply,
+          'secret',
+          {
+            title: 'Partner created',
+            nav: 'partners',
+            heading: `Partner ${created.name} is created`,
+            partnerId: created.id,
+            secret: created.secret,
+          },
+          201,
+        );
+      } catch (e) {
+        const r = refusal(e);
+        if (!r) throw e;
+        return render(
+          req,
+          reply,
+          'partner-new',
+          { title: 'New partner', nav: 'partners', form, events: WEBHOOK_EVENT_STATUSES, error: r.message },
+          r.status,
+        );
+      }
+    },
+  );
+
+  const showPartner = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    id: string,
+    extra: Record<string, unknown> = {},
+    status = 200,
+    cursor?: string,
+  ) => {
+    const partner = await getPartner(svc, id);
+    let wallet: Awaited<ReturnType<typeof partnerWallet>> | null = null;
+    if (partner.wallet)
+      wallet = await partnerWallet(svc, id, { limit: LEDGER_PAGE, ...(cursor ? { cursor } : {}) });
+    const self = `/console/partners/${encodeURIComponent(id)}`;
+    return render(
+      req,
+      reply,
+      'partner',
+      {
+        title: `Partner ${partner.name}`,
+        nav: 'partners',
+        partner,
+        wallet,
+        wallets: WALLETS,
+        events: WEBHOOK_EVENT_STATUSES,
+        isAdmin: req.consoleSession!.actor.role === 'admin',
+        olderLedger: wallet?.next_cursor ? `${self}${queryOf({ cursor: wallet.next_cursor })}#ledger` : null,
+        newestLedger: cursor ? `${self}#ledger` : null,
+        credit: { wallet: 'online', amount: '', reference: '' },
+        ...extra,
+      },
+      status,
+    );
+  };
+
+  app.get(
+    '/partners/:id',
+    { schema: { params: Id, querystring: Type.Object({ cursor: Text(20), done: Text(40) }) } },
+    async (req, reply) => showPartner(req, reply, req.params.id, {}, 200, given(req.query.cursor)),
+  );
+
+  /** The whole ledger as CSV, a page of the use case at a time, newest entry first. */
+  app.get('/partners/:id/ledger.csv', { schema: { params: Id } }, async (req, reply) => {
+    const id = req.params.id;
+    const first = await partnerWallet(svc, id, { limit: 1000 });
+    const ledger = [...first.ledger];
+    let cursor = first.next_cursor;
+    while (cursor) {
+      const page = await partnerWallet(svc, id, { limit: 1000, cursor });
+      ledger.push(...page.ledger);
+      cursor = page.next_cursor;
+    }
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="ledger-${id.replace(/[^a-z0-9_-]/gi, '')}.csv"`)
+      .send(ledgerCsv({ ...first, ledger, next_cursor: null }));
+  });
+
+  /** A partner action: the role check, the use case, then the partner's page again (or the refusal on it). */
+  const action = (
+    path: string,
+    admin: { method: string; path: (id: string) => string; what: string },
+    run: (req: FastifyRequest & { body: Record<string, unknown> }, id: string) => Promise<string>,
+  ) =>
+    app.post(path, { schema: { params: Id } }, async (req, reply) => {
+      const id = req.params.id;
+      try {
+        requireRole(req, admin.method, admin.path(id), admin.what);
+        const done = await run(req as FastifyRequest & { body: Record<string, unknown> }, id);
+        if (fromHtmx(req)) return showPartner(req, reply, id, { notice: NOTICES[done] });
+        return reply.redirect(`/console/partners/${encodeURIComponent(id)}?done=${done}`, 303);
+      } catch (e) {
+        const r = refusal(e);
+        if (!r) throw e;
+        return showPartner(req, reply, id, { error: r.message, ...formEcho(req.body) }, r.status);
+      }
+    });
+
+  action(
+    '/partners/:id/credit',
+    { method: 'POST', path: (id) => `/admin/partners/${id}/wallet/credits`, what: 'credit wallets' },
+    async (req, id) => {
+      const b = strings(req.body, ['wallet', 'amount', 'reference']);
+      const wallet = WALLETS.find((w) => w === b.wallet);
+      if (!wallet) throw badRequest(`Wallet must be one of ${WALLETS.join(', ')}`);
+      const amount = Number(b.amount.replace(',', '.'));
+      if (!b.amount.trim() || !Number.isFinite(amount))
+        throw badRequest('Amount must be a number of MDL, like 250 or 99.50');
+      const reference = b.reference.trim();
+      if (!reference || reference.length > 200)
+        throw badRequest('Reference must be 1 to 200 characters (a transfer’s number, say)');
+      await creditPartnerWallet(svc, {
+        partnerId: id,
+        wallet,
+        amount,
+        reference,
+        actor: `console:${req.consoleSession!.actor.id}`,
+      });
+      return 'credited';
+    },
+  );
+
+  action(
+    '/partners/:id/webhook',
+    { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what: 'change partners' },
+    async (req, id) => {
+      const url = strings(req.body, ['webhook_url']).webhook_url.trim();
+      if (url.length > 2048) throw badRequest('The webhook URL is longer than 2048 characters');
+      const events = req.body.events;
+      await changePartner(svc, id, {
+        webhook_url: url || null,
+        webhook_events: eventsOf(
+          typeof events === 'string' || Array.isArray(events) ? (events as string | string[]) : undefined,
+        ),
+      });
+      return 'webhook-saved';
+    },
+  );
+
+  action(
+    '/partners/:id/webhook-test',
+    { method: 'POST', path: (id) => `/admin/partners/${id}/webhook-test`, what: 'send test events' },
+    async (_req, id) => ((await sendTestEvent(svc, id)).delivered ? 'test-delivered' : 'test-failed'),
+  );
+
+  for (const [verb, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
+    action(
+      `/partners/:id/${verb}`,
+      { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what: `${verb} partners` },
+      async (_req, id) => {
+        await changePartner(svc, id, { disabled });
+        return `${verb}d`;
+      },
+    );
+  }
+
+  action(
+    '/partners/:id/secrets/retire',
+    { method: 'DELETE', path: (id) => `/admin/partners/${id}/secrets/old`, what: 'retire secrets' },
+    async (_req, id) => {
+      await retireOldSecrets(svc, id);
+      return 'retired';
+    },
+  );
+
+  // A new secret is shown once, on this answer: no redirect.
+  app.post('/partners/:id/secrets', { schema: { params: Id } }, async (req, reply) => {
+    const id = req.params.id;
+    try {
+      requireRole(req, 'POST', `/admin/partners/${id}/secrets`, 'rotate secrets');
+      const partner = await getPartner(svc, id);
+      const { secret } = await rotateSecret(svc, id);
+      return render(
+        req,
+        reply,
+        'secret',
+        {
+          title: 'New secret',
+          nav: 'partners',
+          heading: `A new secret for ${partner.name}`,
+          partnerId: id,
+          secret,
+          rotated: true,
+        },
+        201,
+      );
+    } catch (e) {
+      if (!(e instanceof DomainError)) throw e;
+      const r = refusal(e)!;
+      return showPartner(req, reply, id, { error: r.message }, r.status);
+    }
+  });
+}
+
+/** The named form fields as strings ('' when absent or not a string). */
+function strings<K extends string>(body: Record<string, unknown> | undefined, keys: K[]): Record<K, string> {
+  return Object.fromEntries(keys.map((k) => [k, typeof body?.[k] === 'string' ? body[k] : ''])) as Record<
+    K,
+    string
+  >;
+}
+
+/** A refused credit keeps what was typed, so the operator corrects it rather than typing it again. */
+function formEcho(body: unknown) {
+  const b = strings(body as Record<string, unknown> | undefined, ['wallet', 'amount', 'reference']);
+  return b.amount || b.reference
+    ? { credit: { wallet: b.wallet || 'online', amount: b.amount, reference: b.reference } }
+    : {};
+}

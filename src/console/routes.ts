@@ -1,0 +1,254 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import fastifyCookie from '@fastify/cookie';
+import fastifyFormbody from '@fastify/formbody';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import fastifyView from '@fastify/view';
+import { Type } from '@sinclair/typebox';
+import { Eta } from 'eta';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { csrfMatches, sessionFor, signIn, signOut } from '../app/admin/console-sessions.ts';
+import { asActor } from '../app/admin/operators.ts';
+import type { Services } from '../app/services.ts';
+import { DomainError } from '../domain/errors.ts';
+import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
+import type { App } from '../http/typed.ts';
+import { orderPages } from './orders.ts';
+import { overviewPage } from './overview.ts';
+import { partnerPages } from './partners.ts';
+import { settingsPages } from './settings.ts';
+import { NOTICES, statusOf, type Render } from './web.ts';
+
+/**
+ * The operator console (decisions.md §9): server-rendered pages under /console, partial updates by
+ * htmx, everything served by the service itself. A session is a random id in an HttpOnly,
+ * SameSite=Strict cookie (Path=/console, Secure behind https); every POST carries the session's
+ * CSRF token (a hidden field, or the X-CSRF-Token header htmx sends) or is refused with 403 before
+ * anything runs. Each handler runs as the signed-in operator (via console), so the audit log says
+ * who acted.
+ */
+export const COOKIE = 'polita_console';
+const HTMX_FILE = createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js');
+const STATIC: Record<string, { type: string; body: Buffer }> = {
+  'console.css': {
+    type: 'text/css; charset=utf-8',
+    body: readFileSync(new URL('./static/console.css', import.meta.url)),
+  },
+  'htmx.min.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(HTMX_FILE) },
+};
+
+/** Pages only load what the service serves; no frame may hold them (clickjacking). */
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+const PUBLIC = new Set(['/console/sign-in']);
+
+export async function consoleRoutes(app: App, svc: Services, adminToken: string): Promise<void> {
+  await app.register(
+    async (scope) => {
+      const c = scope.withTypeProvider<TypeBoxTypeProvider>();
+      await c.register(fastifyCookie);
+      await c.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
+      await c.register(fastifyView, {
+        engine: { eta: new Eta({ autoEscape: true, autoTrim: false }) },
+        root: fileURLToPath(new URL('./views/', import.meta.url)),
+        production: true,
+        defaultContext: { f: formats, sandbox: svc.config.sandbox },
+      });
+
+      const secure = (req: FastifyRequest) =>
+        req.protocol === 'https' ||
+        String(req.headers['x-forwarded-proto'] ?? '')
+          .split(',')[0]!
+          .trim() === 'https' ||
+        svc.config.publicBaseUrl.startsWith('https:');
+
+      const render: Render = async (req, reply, view, data, status = 200) => {
+        const done = (req.query as Record<string, unknown> | undefined)?.done;
+        const html = await reply.viewAsync(view, {
+          session: req.consoleSession,
+          path: req.url.split('?')[0],
+          notice: typeof done === 'string' ? NOTICES[done] : undefined,
+          ...data,
+        });
+        return reply.code(status).type('text/html; charset=utf-8').send(html);
+      };
+
+      c.addHook('onRequest', async (req, reply) => {
+        reply.header('content-security-policy', CSP);
+        reply.header('x-frame-options', 'DENY');
+        reply.header('x-content-type-options', 'nosniff');
+        reply.header('referrer-policy', 'same-origin');
+        const path = req.url.split('?')[0]!;
+        if (path.startsWith('/console/static/')) return;
+        // Pages hold operator data: never kept by the browser or a proxy.
+        reply.header('cache-control', 'no-store');
+        if (PUBLIC.has(path)) return;
+        const session = await sessionFor(svc, req.cookies[COOKIE]);
+        if (session) {
+          req.consoleSession = session;
+          return;
+        }
+        if (req.method === 'GET' || req.method === 'HEAD') {
+          if (req.headers['hx-request'] === 'true') {
+            return reply.header('hx-redirect', '/console/sign-in').code(204).send();
+          }
+          return reply.redirect('/console/sign-in', 303);
+        }
+        return refuse(
+          req,
+          reply,
+          403,
+          'Your console session has ended: sign in again, then repeat the action.',
+        );
+      });
+
+      // A POST from another origin is refused outright; with a session it must also carry the
+      // session's CSRF token. Checked before validation, so a forged request changes nothing and
+      // learns nothing about the form.
+      c.addHook('preValidation', async (req, reply) => {
+        if (req.method !== 'POST') return;
+        const origin = req.headers.origin;
+        if (origin !== undefined && !sameSite(req, origin)) {
+          return refuse(req, reply, 403, 'This request came from another site: the console refuses it.');
+        }
+        const session = req.consoleSession;
+        if (!session) return; // sign-in: no session yet
+        const body = req.body as Record<string, unknown> | undefined;
+        const token = req.headers['x-csrf-token'] ?? body?._csrf;
+        if (!csrfMatches(session, token)) {
+          return refuse(
+            req,
+            reply,
+            403,
+            'This form did not carry the console’s security token (CSRF), so nothing was done. Reload the page and try again.',
+          );
+        }
+        const bad = findBadText(body, 'form');
+        if (bad) return refuse(req, reply, 400, `${bad.replace(/^form\//, '')} ${BAD_TEXT}`);
+      });
+
+      // Every handler runs as the signed-in operator: the use cases' audit entries say who, via console.
+      c.addHook('onRoute', (route) => {
+        const handler = route.handler;
+        route.schema = { ...route.schema, hide: true };
+        route.handler = function (req, reply) {
+          const s = req.consoleSession;
+          return s
+            ? asActor({ ...s.actor, via: 'console' }, () => handler.call(this, req, reply))
+            : handler.call(this, req, reply);
+        };
+      });
+
+      /** Whether an Origin header names this service (as reached directly, through a proxy, or as configured). */
+      const ownHost = new URL(svc.config.publicBaseUrl).host;
+      function sameSite(req: FastifyRequest, origin: string): boolean {
+        let host: string;
+        try {
+          host = new URL(origin).host;
+        } catch {
+          return false; // "null" (a sandboxed frame, a data: page) or garbage
+        }
+        if (!host) return false;
+        const forwarded = String(req.headers['x-forwarded-host'] ?? '')
+          .split(',')[0]!
+          .trim();
+        return host === req.headers.host || host === forwarded || host === ownHost;
+      }
+
+      async function refuse(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {
+        return render(req, reply, 'error', { title: 'Refused', message }, status);
+      }
+
+      c.setErrorHandler(async (err: Error & { validation?: unknown; statusCode?: number }, req, reply) => {
+        if (err instanceof DomainError) return refuse(req, reply, statusOf(err), err.reason);
+        if (err.validation) return refuse(req, reply, 400, err.message);
+        const status = err.statusCode ?? 500;
+        if (status === 413) return refuse(req, reply, 413, 'The form is larger than 64 KiB.');
+        if (status >= 400 && status < 500) return refuse(req, reply, status, err.message);
+        req.log.error({ err }, 'console: unexpected failure');
+        return refuse(
+          req,
+          reply,
+          500,
+          `Something went wrong; quote request id ${req.id} to whoever runs the service.`,
+        );
+      });
+      c.setNotFoundHandler(async (req, reply) =>
+        refuse(req, reply, 404, `There is no console page at ${req.url.split('?')[0]}.`),
+      );
+
+      c.get('/static/:file', async (req, reply) => {
+        const file = STATIC[(req.params as { file: string }).file];
+        if (!file) return refuse(req, reply, 404, 'No such file.');
+        return reply.header('cache-control', 'public, max-age=3600').type(file.type).send(file.body);
+      });
+
+      c.get('/sign-in', async (req, reply) => {
+        if (await sessionFor(svc, req.cookies[COOKIE])) return reply.redirect('/console', 303);
+        return render(req, reply, 'sign-in', { title: 'Sign in' });
+      });
+
+      c.post(
+        '/sign-in',
+        { schema: { body: Type.Object({ token: Type.String({ maxLength: 500 }) }) } },
+        async (req, reply) => {
+          const opened = req.body.token.trim()
+            ? await signIn(svc, req.body.token.trim(), adminToken)
+            : undefined;
+          if (!opened) {
+            return render(
+              req,
+              reply,
+              'sign-in',
+              { title: 'Sign in', error: 'That token opens nothing: check it and try again.' },
+              401,
+            );
+          }
+          reply.setCookie(COOKIE, opened.sessionId, {
+            path: '/console',
+            httpOnly: true,
+            sameSite: 'strict',
+            secure: secure(req),
+          });
+          return reply.redirect('/console', 303);
+        },
+      );
+
+      c.post('/sign-out', async (req, reply) => {
+        await signOut(svc, req.cookies[COOKIE], req.consoleSession!.actor);
+        reply.clearCookie(COOKIE, {
+          path: '/console',
+          httpOnly: true,
+          sameSite: 'strict',
+          secure: secure(req),
+        });
+        return reply.redirect('/console/sign-in?done=signed-out', 303);
+      });
+
+      await overviewPage(c, svc, render);
+      await orderPages(c, svc, render);
+      await partnerPages(c, svc, render);
+      await settingsPages(c, svc, render);
+    },
+    { prefix: '/console' },
+  );
+}
+
+/** Formatting the templates share. */
+const formats = {
+  /** An amount in MDL with two decimals. */
+  mdl: (n: number) => `${n.toFixed(2)} MDL`,
+  /** An ISO-8601 local time as `2026-09-30 14:05:09`. */
+  when: (iso: string | null | undefined) => (iso ? iso.slice(0, 19).replace('T', ' ') : ''),
+  json: (v: unknown) => (v === null || v === undefined ? '' : JSON.stringify(v, null, 2)),
+};

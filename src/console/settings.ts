@@ -1,0 +1,126 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ADMIN_TOKEN_ACTOR, auditLog, listOperators } from '../app/admin/operators.ts';
+import { changeSettings, readSettings, resetSandboxClock, setSandboxClock } from '../app/admin/settings.ts';
+import type { Services } from '../app/services.ts';
+import { badRequest } from '../domain/errors.ts';
+import { isoLocal, isValidDate, localInstant } from '../domain/time.ts';
+import type { App } from '../http/typed.ts';
+import { fromHtmx, given, queryOf, refusal, requireRole, type Render } from './web.ts';
+
+const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
+
+/** Settings (the balance-spending switch, the sandbox clock, the operators) and the audit log. */
+export async function settingsPages(app: App, svc: Services, render: Render): Promise<void> {
+  const showSettings = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    extra: Record<string, unknown> = {},
+    status = 200,
+  ) => {
+    const [settings, operators] = await Promise.all([readSettings(svc), listOperators(svc)]);
+    const now = isoLocal(await svc.clock.now());
+    return render(
+      req,
+      reply,
+      'settings',
+      {
+        title: 'Settings',
+        nav: 'settings',
+        settings,
+        operators: operators.operators,
+        clock: svc.config.sandbox ? { now, local: now.slice(0, 19) } : null,
+        isAdmin: req.consoleSession!.actor.role === 'admin',
+        ...extra,
+      },
+      status,
+    );
+  };
+
+  app.get('/settings', { schema: { querystring: Type.Object({ done: Text(40) }) } }, async (req, reply) =>
+    showSettings(req, reply),
+  );
+
+  const action = (
+    path: string,
+    admin: { method: string; path: string; what: string },
+    run: (body: Record<string, unknown>) => Promise<string>,
+  ) =>
+    app.post(path, async (req, reply) => {
+      try {
+        requireRole(req, admin.method, admin.path, admin.what);
+        const done = await run((req.body ?? {}) as Record<string, unknown>);
+        return reply.redirect(`/console/settings?done=${done}`, 303);
+      } catch (e) {
+        const r = refusal(e);
+        if (!r) throw e;
+        return showSettings(req, reply, { error: r.message }, r.status);
+      }
+    });
+
+  action('/settings', { method: 'PUT', path: '/admin/settings', what: 'change settings' }, async (body) => {
+    await changeSettings(svc, { balance_spending_enabled: body.balance_spending_enabled === 'on' });
+    return 'settings-saved';
+  });
+
+  action(
+    '/settings/clock',
+    { method: 'PUT', path: '/admin/sandbox/clock', what: 'move the sandbox clock' },
+    async (body) => {
+      if (!svc.config.sandbox) throw badRequest('The clock can only be moved in the sandbox');
+      const text = typeof body.now === 'string' ? body.now.trim() : '';
+      // A datetime-local field: the service's local time (Europe/Chisinau), seconds optional.
+      const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2})?$/.exec(text);
+      if (!m || !isValidDate(m[1]!))
+        throw badRequest('Sandbox time must be a date and time, like 2026-09-30T14:00');
+      await setSandboxClock(svc, localInstant(m[1]!, `${m[2]}${m[3] ?? ':00'}`));
+      return 'clock-set';
+    },
+  );
+
+  action(
+    '/settings/clock/reset',
+    { method: 'DELETE', path: '/admin/sandbox/clock', what: 'move the sandbox clock' },
+    async () => {
+      if (!svc.config.sandbox) throw badRequest('The clock can only be moved in the sandbox');
+      await resetSandboxClock(svc);
+      return 'clock-reset';
+    },
+  );
+
+  app.get(
+    '/audit',
+    { schema: { querystring: Type.Object({ actor: Text(100), target: Text(100), cursor: Text(20) }) } },
+    async (req, reply) => {
+      const actor = given(req.query.actor);
+      const target = given(req.query.target);
+      const cursor = given(req.query.cursor);
+      if (fromHtmx(req)) reply.header('hx-push-url', `/console/audit${queryOf({ actor, target, cursor })}`);
+      const names = new Map<string, string>([[ADMIN_TOKEN_ACTOR.id, ADMIN_TOKEN_ACTOR.name]]);
+      for (const op of (await listOperators(svc)).operators) names.set(op.id, op.name);
+      const base = {
+        title: 'Audit log',
+        nav: 'audit',
+        filters: { actor: actor ?? '', target: target ?? '' },
+        names: Object.fromEntries(names),
+        firstPage: cursor ? `/console/audit${queryOf({ actor, target })}` : null,
+      };
+      try {
+        const page = await auditLog(svc, {
+          limit: 30,
+          ...(actor ? { actor } : {}),
+          ...(target ? { target } : {}),
+          ...(cursor ? { cursor } : {}),
+        });
+        const next = page.next_cursor
+          ? `/console/audit${queryOf({ actor, target, cursor: page.next_cursor })}`
+          : null;
+        return render(req, reply, 'audit', { ...base, entries: page.entries, next });
+      } catch (e) {
+        const r = refusal(e);
+        if (!r) throw e;
+        return render(req, reply, 'audit', { ...base, entries: [], next: null, error: r.message }, r.status);
+      }
+    },
+  );
+}

@@ -1,0 +1,86 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ConsoleSession } from '../app/admin/console-sessions.ts';
+import { supportMay } from '../app/admin/operators.ts';
+import { DomainError, forbidden } from '../domain/errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The console session of the request (set by the console's onRequest hook). */
+    consoleSession?: ConsoleSession;
+  }
+}
+
+/** The HTTP status of a refusal, as the operator API answers it (http/errors.ts). */
+export function statusOf(e: DomainError): number {
+  switch (e.code) {
+    case 'not_found':
+    case 'vehicle_not_found':
+      return 404;
+    case 'forbidden':
+      return 403;
+    case 'conflict':
+      return 409;
+    default:
+      return 400;
+  }
+}
+
+/**
+ * What a `?done=` after a redirect says. Only these fixed sentences: nothing from the query string
+ * reaches the page.
+ */
+export const NOTICES: Record<string, string> = {
+  refunded: 'The order is refunded.',
+  'resend-delivered': 'The webhook was re-sent and delivered.',
+  'resend-failed': 'The webhook was re-sent but not delivered: see the last attempt below.',
+  credited: 'The wallet is credited.',
+  'credit-repeated': 'A credit with this reference was already booked: nothing changed.',
+  'webhook-saved': 'The webhook settings are saved.',
+  disabled: 'The partner is disabled: its requests are refused.',
+  enabled: 'The partner is enabled again.',
+  'test-delivered': 'The test event was delivered.',
+  'test-failed': 'The test event was not delivered.',
+  retired: 'The old secrets are retired: only the newest works now.',
+  'settings-saved': 'The settings are saved.',
+  'clock-set': 'The sandbox clock is set.',
+  'clock-reset': 'The sandbox clock follows real time again.',
+  'signed-out': 'You are signed out.',
+};
+
+/**
+ * Refuses a state-changing console action to the support role unless the operator API lets support
+ * do its equivalent (`supportMay`, one rule for both): the refusal says what support cannot do.
+ */
+export function requireRole(req: FastifyRequest, method: string, adminPath: string, what: string): void {
+  const session = req.consoleSession!;
+  if (session.actor.role === 'support' && !supportMay(method, adminPath)) {
+    throw forbidden(`The support role cannot ${what}: it reads, and re-sends webhooks. Ask an admin.`);
+  }
+}
+
+/** The refusal of a use case, or undefined when `e` is not one (then it is the error handler's). */
+export const refusal = (e: unknown): { message: string; status: number } | undefined =>
+  e instanceof DomainError ? { message: e.reason, status: statusOf(e) } : undefined;
+
+/** '' (an empty form field) is no value. */
+export const given = (v: string | undefined): string | undefined =>
+  v === undefined || v.trim() === '' ? undefined : v.trim();
+
+/** Whether the request came from htmx (a partial update). */
+export const fromHtmx = (req: FastifyRequest): boolean => req.headers['hx-request'] === 'true';
+
+export type Render = (
+  req: FastifyRequest,
+  reply: FastifyReply,
+  view: string,
+  data: Record<string, unknown>,
+  status?: number,
+) => Promise<FastifyReply>;
+
+/** A query string of the given fields, the empty ones left out (links that keep a page's filters). */
+export function queryOf(fields: Record<string, string | undefined | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(fields)) if (v) q.set(k, v);
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
