@@ -1,0 +1,181 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOperator, disableOperator } from '../../src/app/admin/operators.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+
+/**
+ * The console's sessions and safety through the real service (inject): the cookie's attributes, what
+ * the table keeps, 12 h idle, sign-out, a disabled operator, CSRF, and what the pages send.
+ */
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+async function signIn(token: string, headers: Record<string, string> = {}) {
+  const res = await h.service.app.inject({
+    method: 'POST',
+    url: '/console/sign-in',
+    headers: { ...FORM, ...headers },
+    payload: form({ token }),
+  });
+  const cookie = res.cookies.find((c) => c.name === 'polita_console');
+  return { res, cookie, header: cookie ? `polita_console=${cookie.value}` : '' };
+}
+
+const get = (url: string, cookie = '') =>
+  h.service.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} });
+
+/** The CSRF token a page hands its forms. */
+async function csrfOf(cookie: string): Promise<string> {
+  const page = await get('/console/settings', cookie);
+  return /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+}
+
+describe('sign-in', () => {
+  it('opens a session in an HttpOnly, SameSite=Strict cookie on /console, keeping only its hash', async () => {
+    const { res, cookie } = await signIn(h.adminToken);
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/console');
+    expect(cookie).toMatchObject({ path: '/console', httpOnly: true, sameSite: 'Strict' });
+    expect(cookie!.secure).toBeFalsy();
+    expect(cookie!.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const rows = await sql<{ id_sha256: string; actor: string; actor_name: string }>`
+      select id_sha256, actor, actor_name from console_sessions`.execute(h.service.svc.db);
+    expect(rows.rows.some((r) => r.id_sha256 === cookie!.value)).toBe(false);
+    expect(rows.rows.some((r) => r.actor === 'admin-token' && r.actor_name === 'Admin token')).toBe(true);
+  });
+
+  it('marks the cookie Secure when the request came over https', async () => {
+    const { cookie } = await signIn(h.adminToken, { 'x-forwarded-proto': 'https' });
+    expect(cookie!.secure).toBe(true);
+  });
+
+  it('answers a wrong or empty token 401 with the reason, and opens nothing', async () => {
+    for (const token of ['wrong', '']) {
+      const { res, cookie } = await signIn(token);
+      expect(res.statusCode).toBe(401);
+      expect(res.body).toContain('That token opens nothing');
+      expect(cookie).toBeUndefined();
+    }
+  });
+
+  it('sends every page to sign-in without a session, and htmx requests by HX-Redirect', async () => {
+    for (const url of ['/console', '/console/orders', '/console/partners/demo', '/console/nowhere']) {
+      const res = await get(url);
+      expect(res.statusCode, url).toBe(303);
+      expect(res.headers.location).toBe('/console/sign-in');
+    }
+    const hx = await h.service.app.inject({
+      method: 'GET',
+      url: '/console/orders',
+      headers: { 'hx-request': 'true' },
+    });
+    expect(hx.headers['hx-redirect']).toBe('/console/sign-in');
+  });
+});
+
+describe('a session', () => {
+  it('ends after 12 hours idle', async () => {
+    const { header, cookie } = await signIn(h.adminToken);
+    expect((await get('/console', header)).statusCode).toBe(200);
+    await sql`update console_sessions set last_seen_at = now() - interval '12 hours 1 minute'
+      where actor = 'admin-token' and last_seen_at > now() - interval '1 minute'`.execute(h.service.svc.db);
+    const res = await get('/console', header);
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/console/sign-in');
+    expect(cookie).toBeDefined();
+  });
+
+  it('ends at sign-out', async () => {
+    const { header } = await signIn(h.adminToken);
+    const out = await h.service.app.inject({
+      method: 'POST',
+      url: '/console/sign-out',
+      headers: { ...FORM, cookie: header },
+      payload: form({ _csrf: await csrfOf(header) }),
+    });
+    expect(out.statusCode).toBe(303);
+    expect(out.cookies.find((c) => c.name === 'polita_console')?.value).toBe('');
+    expect((await get('/console', header)).statusCode).toBe(303);
+  });
+
+  it('ends when its operator is disabled', async () => {
+    const op = await createOperator(h.service.svc, { name: 'Dana', role: 'admin' });
+    const { header } = await signIn(op.token);
+    const page = await get('/console', header);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('Dana');
+    await disableOperator(h.service.svc, op.id);
+    expect((await get('/console', header)).statusCode).toBe(303);
+  });
+
+  it('refuses a POST without its CSRF token or from another origin (403), and accepts the header htmx sends', async () => {
+    const { header } = await signIn(h.adminToken);
+    const token = await csrfOf(header);
+    const post = (payload: Record<string, string>, headers: Record<string, string> = {}) =>
+      h.service.app.inject({
+        method: 'POST',
+        url: '/console/settings',
+        headers: { ...FORM, cookie: header, ...headers },
+        payload: form(payload),
+      });
+    expect((await post({ balance_spending_enabled: 'on' })).statusCode).toBe(403);
+    expect((await post({ _csrf: 'x'.repeat(43) })).statusCode).toBe(403);
+    expect((await post({ _csrf: token }, { origin: 'https://evil.example' })).statusCode).toBe(403);
+    // Nothing changed: spending is still enabled.
+    expect((await h.admin('GET', '/admin/settings')).body).toEqual({ balance_spending_enabled: true });
+    const ok = await post({}, { 'x-csrf-token': token });
+    expect(ok.statusCode).toBe(303);
+    expect((await h.admin('GET', '/admin/settings')).body).toEqual({ balance_spending_enabled: false });
+    await h.admin('PUT', '/admin/settings', { balance_spending_enabled: true });
+  });
+});
+
+describe('the pages', () => {
+  it('carry a strict CSP, no caching, and serve htmx and the stylesheet themselves', async () => {
+    const { header } = await signIn(h.adminToken);
+    const page = await get('/console', header);
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.body).toContain('src="/console/static/htmx.min.js"');
+    expect(page.body).not.toMatch(/https?:\/\/(?!www\.w3\.org)/);
+    const js = await get('/console/static/htmx.min.js');
+    expect(js.statusCode).toBe(200);
+    expect(js.headers['content-type']).toContain('javascript');
+    expect(js.body).toContain('2.0.11');
+    expect((await get('/console/static/console.css')).statusCode).toBe(200);
+  });
+
+  it('are not in the partner API document', async () => {
+    const doc = (await get('/openapi.json')).json() as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/console'))).toEqual([]);
+  });
+
+  it('record who acted through the console in the audit log', async () => {
+    const { header } = await signIn(h.adminToken);
+    const res = await h.service.app.inject({
+      method: 'POST',
+      url: '/console/settings',
+      headers: { ...FORM, cookie: header },
+      payload: form({ _csrf: await csrfOf(header), balance_spending_enabled: 'on' }),
+    });
+    expect(res.statusCode).toBe(303);
+    const audit = await h.admin<{ entries: { actor: string; via: string; action: string }[] }>(
+      'GET',
+      '/admin/audit?limit=5',
+    );
+    expect(audit.body.entries[0]).toMatchObject({
+      actor: 'admin-token',
+      via: 'console',
+      action: 'settings.change',
+    });
+  });
+});
