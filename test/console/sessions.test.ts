@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator, disableOperator } from '../../src/app/admin/operators.ts';
-import { startHarness, type Harness } from '../support/harness.ts';
+import { localDate } from '../../src/domain/time.ts';
+import { rcaItem, startHarness, type Harness } from '../support/harness.ts';
 
 /**
  * The console's sessions and safety through the real service (inject): the cookie's attributes, what
@@ -152,6 +153,39 @@ describe('the pages', () => {
     expect(js.headers['content-type']).toContain('javascript');
     expect(js.body).toContain('2.0.11');
     expect((await get('/console/static/console.css')).statusCode).toBe(200);
+  });
+
+  it('show a refused action’s reason with the operator API’s status', async () => {
+    const { header } = await signIn(h.adminToken);
+    const _csrf = await csrfOf(header);
+    const post = (url: string, fields: Record<string, string>) =>
+      h.service.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...FORM, cookie: header },
+        payload: form({ _csrf, ...fields }),
+      });
+    const draft = await h.call<{ id: string }>('create-order', {
+      customer: { phone: '+37369000000' },
+      products: [rcaItem(localDate(await h.service.svc.clock.now()))],
+    });
+    const credit = (amount: string) => ({ wallet: 'online', amount, reference: `r-${amount}` });
+    const cases: [string, Record<string, string>, number, string][] = [
+      [
+        `/console/orders/${draft.body.id}/refund`,
+        { reason: 'test' },
+        409,
+        'Order is not refundable (status draft); only failed or completed orders are',
+      ],
+      // The refused form keeps what was typed.
+      ['/console/partners/demo/credit', credit('0'), 400, 'value="r-0"'],
+      ['/console/partners/nobody/credit', credit('5'), 404, 'Partner not found'],
+    ];
+    for (const [url, fields, status, says] of cases) {
+      const res = await post(url, fields);
+      expect(res.statusCode, url).toBe(status);
+      expect(res.body).toContain(says);
+    }
   });
 
   it('are not in the partner API document', async () => {
