@@ -72,7 +72,11 @@ function banner(config: Config, service: Service): string {
   if (service.database.embedded)
     lines.push(`  pg_dump:       pg_dump "${service.database.connectionString}"`);
   lines.push(`  Secret key:    ${service.secretKey}`);
-  lines.push(`  API docs:      ${config.publicBaseUrl}/docs`, `  Admin token:   ${service.adminToken}`);
+  lines.push(
+    `  API docs:      ${config.publicBaseUrl}/docs`,
+    `  Console:       ${config.publicBaseUrl}/console`,
+    `  Admin token:   ${service.adminToken}`,
+  );
   if (service.demo) {
     lines.push(`  Demo partner:  id ${service.demo.id}`, `  Demo secret:   ${service.demo.secret}`);
   }

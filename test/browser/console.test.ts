@@ -71,10 +71,22 @@ it('sends a visitor without a session to sign-in, and refuses a wrong token with
 
 it('signs in, finds an order by plate from the keyboard, refunds it, and signs out', async () => {
   const id = await completedOrder();
+  // A partner whose webhook endpoint refuses connections: the Overview names it.
+  const south = await h.newPartner({ name: 'Agenția Sud', webhook_url: 'http://localhost:9/polita' });
+  const failing = await paidRcaOrder(h, south, localDate(await h.service.svc.clock.now()));
+  await expect
+    .poll(
+      async () =>
+        (await h.admin<{ webhook_attempts: unknown[] }>('GET', `/admin/orders/${failing}`)).body
+          .webhook_attempts.length,
+      { timeout: 15_000 },
+    )
+    .toBeGreaterThan(0);
   const { page, errors } = await watchedPage(browser);
   await signIn(page, h.adminToken);
   await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
   await expect.poll(() => page.locator('svg.chart').count()).toBe(4);
+  expect(await page.getByRole('table').filter({ hasText: 'Agenția Sud' }).count()).toBe(1);
   await screenshot(page, 'console-overview');
 
   await nav(page, 'Orders').click();
