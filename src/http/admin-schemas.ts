@@ -134,6 +134,9 @@ export const OrderDetail = Type.Object(
     ),
     paid_at: Nullable(Time),
     completed_at: Nullable(Time),
+    failure_reason: Nullable(
+      Type.String({ description: 'Why a failed or refunded order is so, in a sentence for a person' }),
+    ),
     products: Type.Array(
       Type.Object({
         idx: Type.Integer(),

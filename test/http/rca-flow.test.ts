@@ -112,6 +112,10 @@ describe('RCA from quote to policy PDF', () => {
     expect(failed.body.failure_reason).toBe(
       'The provider refused to issue the policy: the rca provider refused the vehicle (sandbox test vehicle).',
     );
+    // The operator's order view (and the console's order page) says the same.
+    expect((await h.admin('GET', `/admin/orders/${id}`)).body.failure_reason).toBe(
+      failed.body.failure_reason,
+    );
     const refunded = await h.admin('POST', `/admin/orders/${id}/refund`, { reason: 'partner repaid' });
     expect(refunded.status).toBe(200);
     const after = await h.call('get-order', { id });
