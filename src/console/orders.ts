@@ -8,7 +8,7 @@ import { badRequest } from '../domain/errors.ts';
 import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
-import { fromHtmx, given, NOTICES, queryOf, refusal, requireRole, type Render } from './web.ts';
+import { fromHtmx, given, NOTICES, queryOf, unlessRefused, requireRole, type Render } from './web.ts';
 
 const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 const ListQuery = Type.Object({
@@ -49,21 +49,20 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
       partners: (await listPartners(svc, { limit: 200 })).partners,
       firstPage: cursor ? `/console/orders${queryOf(filters)}` : null,
     };
-    try {
-      const page = await listOrdersForOperator(svc, {
-        ...defined,
-        limit: PAGE,
-        ...(cursor ? { cursor } : {}),
-      });
-      const next = page.next_cursor
-        ? `/console/orders${queryOf({ ...filters, cursor: page.next_cursor })}`
-        : null;
-      return render(req, reply, 'orders', { ...base, orders: page.orders, next });
-    } catch (e) {
-      const r = refusal(e);
-      if (!r) throw e;
-      return render(req, reply, 'orders', { ...base, orders: [], next: null, error: r.message }, r.status);
-    }
+    return unlessRefused(
+      async () => {
+        const page = await listOrdersForOperator(svc, {
+          ...defined,
+          limit: PAGE,
+          ...(cursor ? { cursor } : {}),
+        });
+        const next = page.next_cursor
+          ? `/console/orders${queryOf({ ...filters, cursor: page.next_cursor })}`
+          : null;
+        return render(req, reply, 'orders', { ...base, orders: page.orders, next });
+      },
+      (r) => render(req, reply, 'orders', { ...base, orders: [], next: null, error: r.message }, r.status),
+    );
   });
 
   const showOrder = async (
@@ -101,32 +100,31 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
     async (req, reply) => {
       const id = req.params.id;
       const reason = (req.body.reason ?? '').trim();
-      try {
-        requireRole(req, 'POST', `/admin/orders/${id}/refund`, 'refund orders');
-        if (!reason) throw badRequest('Give a reason for the refund: the partner and the audit log see it.');
-        await refundOrder(svc, id, { reason, actor: `console:${req.consoleSession!.actor.id}` });
-        return reply.redirect(`/console/orders/${encodeURIComponent(id)}?done=refunded`, 303);
-      } catch (e) {
-        const r = refusal(e);
-        if (!r) throw e;
-        return showOrder(req, reply, id, { error: r.message, refundOpen: true, reason }, r.status);
-      }
+      return unlessRefused(
+        async () => {
+          requireRole(req, 'POST', `/admin/orders/${id}/refund`, 'refund orders');
+          if (!reason)
+            throw badRequest('Give a reason for the refund: the partner and the audit log see it.');
+          await refundOrder(svc, id, { reason, actor: `console:${req.consoleSession!.actor.id}` });
+          return reply.redirect(`/console/orders/${encodeURIComponent(id)}?done=refunded`, 303);
+        },
+        (r) => showOrder(req, reply, id, { error: r.message, refundOpen: true, reason }, r.status),
+      );
     },
   );
 
   app.post('/orders/:id/resend', { schema: { params: Id } }, async (req, reply) => {
     const id = req.params.id;
-    try {
-      requireRole(req, 'POST', `/admin/orders/${id}/webhook`, 're-send webhooks');
-      const result = await resendOrderEvent(svc, id);
-      const done = result.delivered ? 'resend-delivered' : 'resend-failed';
-      // htmx swaps the page's main part in place; a plain form gets the page again by GET.
-      if (fromHtmx(req)) return showOrder(req, reply, id, { notice: NOTICES[done] });
-      return reply.redirect(`/console/orders/${encodeURIComponent(id)}?done=${done}`, 303);
-    } catch (e) {
-      const r = refusal(e);
-      if (!r) throw e;
-      return showOrder(req, reply, id, { error: r.message }, r.status);
-    }
+    return unlessRefused(
+      async () => {
+        requireRole(req, 'POST', `/admin/orders/${id}/webhook`, 're-send webhooks');
+        const result = await resendOrderEvent(svc, id);
+        const done = result.delivered ? 'resend-delivered' : 'resend-failed';
+        // htmx swaps the page's main part in place; a plain form gets the page again by GET.
+        if (fromHtmx(req)) return showOrder(req, reply, id, { notice: NOTICES[done] });
+        return reply.redirect(`/console/orders/${encodeURIComponent(id)}?done=${done}`, 303);
+      },
+      (r) => showOrder(req, reply, id, { error: r.message }, r.status),
+    );
   });
 }

@@ -3,7 +3,7 @@ import { overview, PERIODS, type Overview } from '../app/admin/overview.ts';
 import type { Services } from '../app/services.ts';
 import type { App } from '../http/typed.ts';
 import { horizontalBars, stackedBars, type StackedBar } from './charts.ts';
-import { fromHtmx, given, queryOf, refusal, type Render } from './web.ts';
+import { fromHtmx, given, queryOf, unlessRefused, type Render } from './web.ts';
 
 const Query = Type.Object({
   period: Type.Optional(Type.String({ maxLength: 10 })),
@@ -21,18 +21,17 @@ export async function overviewPage(app: App, svc: Services, render: Render): Pro
     const form = { period: period ?? '', from: from ?? '', to: to ?? '' };
     if (fromHtmx(req)) reply.header('hx-push-url', `/console${queryOf(form)}`);
     const base = { title: 'Overview', nav: 'overview', periods: PERIODS, form };
-    try {
-      const o = await overview(svc, {
-        ...(period ? { period } : {}),
-        ...(from ? { from } : {}),
-        ...(to ? { to } : {}),
-      });
-      return render(req, reply, 'overview', { ...base, o, charts: charts(o) });
-    } catch (e) {
-      const r = refusal(e);
-      if (!r) throw e;
-      return render(req, reply, 'overview', { ...base, error: r.message }, r.status);
-    }
+    return unlessRefused(
+      async () => {
+        const o = await overview(svc, {
+          ...(period ? { period } : {}),
+          ...(from ? { from } : {}),
+          ...(to ? { to } : {}),
+        });
+        return render(req, reply, 'overview', { ...base, o, charts: charts(o) });
+      },
+      (r) => render(req, reply, 'overview', { ...base, error: r.message }, r.status),
+    );
   });
 }
 

@@ -2,19 +2,22 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { creditPartnerWallet } from '../app/admin/credit-wallet.ts';
 import { ledgerCsv, listPartners, partnerWallet } from '../app/admin/directory.ts';
-import {
-  changePartner,
-  createPartner,
-  getPartner,
-  retireOldSecrets,
-  rotateSecret,
-} from '../app/admin/partners.ts';
+import * as partners from '../app/admin/partners.ts';
 import { sendTestEvent } from '../app/deliver-webhook.ts';
 import type { Services } from '../app/services.ts';
 import { badRequest, DomainError } from '../domain/errors.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
-import { fromHtmx, given, NOTICES, queryOf, refusal, requireRole, type Render } from './web.ts';
+import {
+  fromHtmx,
+  given,
+  NOTICES,
+  queryOf,
+  refusal,
+  requireRole,
+  type Render,
+  unlessRefused,
+} from './web.ts';
 
 const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
@@ -48,25 +51,21 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
         q: q ?? '',
         firstPage: cursor ? `/console/partners${queryOf({ q })}` : null,
       };
-      try {
-        const page = await listPartners(svc, {
-          limit: PAGE,
-          ...(q ? { q } : {}),
-          ...(cursor ? { cursor } : {}),
-        });
-        const next = page.next_cursor ? `/console/partners${queryOf({ q, cursor: page.next_cursor })}` : null;
-        return render(req, reply, 'partners', { ...base, partners: page.partners, next });
-      } catch (e) {
-        const r = refusal(e);
-        if (!r) throw e;
-        return render(
-          req,
-          reply,
-          'partners',
-          { ...base, partners: [], next: null, error: r.message },
-          r.status,
-        );
-      }
+      return unlessRefused(
+        async () => {
+          const page = await listPartners(svc, {
+            limit: PAGE,
+            ...(q ? { q } : {}),
+            ...(cursor ? { cursor } : {}),
+          });
+          const next = page.next_cursor
+            ? `/console/partners${queryOf({ q, cursor: page.next_cursor })}`
+            : null;
+          return render(req, reply, 'partners', { ...base, partners: page.partners, next });
+        },
+        (r) =>
+          render(req, reply, 'partners', { ...base, partners: [], next: null, error: r.message }, r.status),
+      );
     },
   );
 
@@ -101,41 +100,41 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
         wallet: b.wallet === 'on',
         events: eventsOf(b.events),
       };
-      try {
-        requireRole(req, 'POST', '/admin/partners', 'create partners');
-        const name = form.name.trim();
-        if (!name) throw badRequest('Give the partner a name.');
-        const created = await createPartner(svc, {
-          name,
-          wallet: form.wallet,
-          webhook_events: form.events,
-          ...(given(form.webhook_url) ? { webhook_url: form.webhook_url.trim() } : {}),
-        });
-        // The secret is on this answer only (never in a URL, never stored in clear): no redirect.
-        return render(
-          req,
-          reply,
-          'secret',
-          {
-            title: 'Partner created',
-            nav: 'partners',
-            heading: `Partner ${created.name} is created`,
-            partnerId: created.id,
-            secret: created.secret,
-          },
-          201,
-        );
-      } catch (e) {
-        const r = refusal(e);
-        if (!r) throw e;
-        return render(
-          req,
-          reply,
-          'partner-new',
-          { title: 'New partner', nav: 'partners', form, events: WEBHOOK_EVENT_STATUSES, error: r.message },
-          r.status,
-        );
-      }
+      return unlessRefused(
+        async () => {
+          requireRole(req, 'POST', '/admin/partners', 'create partners');
+          const name = form.name.trim();
+          if (!name) throw badRequest('Give the partner a name.');
+          const created = await partners.createPartner(svc, {
+            name,
+            wallet: form.wallet,
+            webhook_events: form.events,
+            ...(given(form.webhook_url) ? { webhook_url: form.webhook_url.trim() } : {}),
+          });
+          // The secret is on this answer only (never in a URL, never stored in clear): no redirect.
+          return render(
+            req,
+            reply,
+            'secret',
+            {
+              title: 'Partner created',
+              nav: 'partners',
+              heading: `Partner ${created.name} is created`,
+              partnerId: created.id,
+              secret: created.secret,
+            },
+            201,
+          );
+        },
+        (r) =>
+          render(
+            req,
+            reply,
+            'partner-new',
+            { title: 'New partner', nav: 'partners', form, events: WEBHOOK_EVENT_STATUSES, error: r.message },
+            r.status,
+          ),
+      );
     },
   );
 
@@ -147,7 +146,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     status = 200,
     cursor?: string,
   ) => {
-    const partner = await getPartner(svc, id);
+    const partner = await partners.getPartner(svc, id);
     let wallet: Awaited<ReturnType<typeof partnerWallet>> | null = null;
     if (partner.wallet)
       wallet = await partnerWallet(svc, id, { limit: LEDGER_PAGE, ...(cursor ? { cursor } : {}) });
@@ -204,16 +203,15 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
   ) =>
     app.post(path, { schema: { params: Id } }, async (req, reply) => {
       const id = req.params.id;
-      try {
-        requireRole(req, admin.method, admin.path(id), admin.what);
-        const done = await run(req as FastifyRequest & { body: Record<string, unknown> }, id);
-        if (fromHtmx(req)) return showPartner(req, reply, id, { notice: NOTICES[done] });
-        return reply.redirect(`/console/partners/${encodeURIComponent(id)}?done=${done}`, 303);
-      } catch (e) {
-        const r = refusal(e);
-        if (!r) throw e;
-        return showPartner(req, reply, id, { error: r.message, ...formEcho(req.body) }, r.status);
-      }
+      return unlessRefused(
+        async () => {
+          requireRole(req, admin.method, admin.path(id), admin.what);
+          const done = await run(req as FastifyRequest & { body: Record<string, unknown> }, id);
+          if (fromHtmx(req)) return showPartner(req, reply, id, { notice: NOTICES[done] });
+          return reply.redirect(`/console/partners/${encodeURIComponent(id)}?done=${done}`, 303);
+        },
+        (r) => showPartner(req, reply, id, { error: r.message, ...formEcho(req.body) }, r.status),
+      );
     });
 
   action(
@@ -247,7 +245,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       const url = strings(req.body, ['webhook_url']).webhook_url.trim();
       if (url.length > 2048) throw badRequest('The webhook URL is longer than 2048 characters');
       const events = req.body.events;
-      await changePartner(svc, id, {
+      await partners.changePartner(svc, id, {
         webhook_url: url || null,
         webhook_events: eventsOf(
           typeof events === 'string' || Array.isArray(events) ? (events as string | string[]) : undefined,
@@ -271,7 +269,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       `/partners/:id/${verb}`,
       { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what: `${verb} partners` },
       async (_req, id) => {
-        await changePartner(svc, id, { disabled });
+        await partners.changePartner(svc, id, { disabled });
         return `${verb}d`;
       },
     );
@@ -281,7 +279,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     '/partners/:id/secrets/retire',
     { method: 'DELETE', path: (id) => `/admin/partners/${id}/secrets/old`, what: 'retire secrets' },
     async (_req, id) => {
-      await retireOldSecrets(svc, id);
+      await partners.retireOldSecrets(svc, id);
       return 'retired';
     },
   );
@@ -291,8 +289,8 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     const id = req.params.id;
     try {
       requireRole(req, 'POST', `/admin/partners/${id}/secrets`, 'rotate secrets');
-      const partner = await getPartner(svc, id);
-      const { secret } = await rotateSecret(svc, id);
+      const partner = await partners.getPartner(svc, id);
+      const { secret } = await partners.rotateSecret(svc, id);
       return render(
         req,
         reply,

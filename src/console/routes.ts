@@ -52,6 +52,9 @@ const CSP = [
 
 const PUBLIC = new Set(['/console/sign-in']);
 
+/** A hook sees every route's body and query as unknown: a form's fields are read only from an object. */
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
 export async function consoleRoutes(app: App, svc: Services, adminToken: string): Promise<void> {
   await app.register(
     async (scope) => {
@@ -73,7 +76,7 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         svc.config.publicBaseUrl.startsWith('https:');
 
       const render: Render = async (req, reply, view, data, status = 200) => {
-        const done = (req.query as Record<string, unknown> | undefined)?.done;
+        const done = isRecord(req.query) ? req.query.done : undefined;
         const html = await reply.viewAsync(view, {
           session: req.consoleSession,
           path: req.url.split('?')[0],
@@ -123,8 +126,7 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         }
         const session = req.consoleSession;
         if (!session) return; // sign-in: no session yet
-        const body = req.body as Record<string, unknown> | undefined;
-        const token = req.headers['x-csrf-token'] ?? body?._csrf;
+        const token = req.headers['x-csrf-token'] ?? (isRecord(req.body) ? req.body._csrf : undefined);
         if (!csrfMatches(session, token)) {
           return refuse(
             req,
@@ -133,7 +135,7 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
             'This form did not carry the console’s security token (CSRF), so nothing was done. Reload the page and try again.',
           );
         }
-        const bad = findBadText(body, 'form');
+        const bad = findBadText(req.body, 'form');
         if (bad) return refuse(req, reply, 400, `${bad.replace(/^form\//, '')} ${BAD_TEXT}`);
       });
 
@@ -187,8 +189,9 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         refuse(req, reply, 404, `There is no console page at ${req.url.split('?')[0]}.`),
       );
 
-      c.get('/static/:file', async (req, reply) => {
-        const file = STATIC[(req.params as { file: string }).file];
+      const staticFile = { params: Type.Object({ file: Type.String({ maxLength: 100 }) }) };
+      c.get('/static/:file', { schema: staticFile }, async (req, reply) => {
+        const file = STATIC[req.params.file];
         if (!file) return refuse(req, reply, 404, 'No such file.');
         return reply.header('cache-control', 'public, max-age=3600').type(file.type).send(file.body);
       });

@@ -6,7 +6,7 @@ import type { Services } from '../app/services.ts';
 import { badRequest } from '../domain/errors.ts';
 import { isoLocal, isValidDate, localInstant } from '../domain/time.ts';
 import type { App } from '../http/typed.ts';
-import { fromHtmx, given, queryOf, refusal, requireRole, type Render } from './web.ts';
+import { fromHtmx, given, queryOf, unlessRefused, requireRole, type Render } from './web.ts';
 
 const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 
@@ -47,15 +47,14 @@ export async function settingsPages(app: App, svc: Services, render: Render): Pr
     run: (body: Record<string, unknown>) => Promise<string>,
   ) =>
     app.post(path, async (req, reply) => {
-      try {
-        requireRole(req, admin.method, admin.path, admin.what);
-        const done = await run((req.body ?? {}) as Record<string, unknown>);
-        return reply.redirect(`/console/settings?done=${done}`, 303);
-      } catch (e) {
-        const r = refusal(e);
-        if (!r) throw e;
-        return showSettings(req, reply, { error: r.message }, r.status);
-      }
+      return unlessRefused(
+        async () => {
+          requireRole(req, admin.method, admin.path, admin.what);
+          const done = await run((req.body ?? {}) as Record<string, unknown>);
+          return reply.redirect(`/console/settings?done=${done}`, 303);
+        },
+        (r) => showSettings(req, reply, { error: r.message }, r.status),
+      );
     });
 
   action('/settings', { method: 'PUT', path: '/admin/settings', what: 'change settings' }, async (body) => {
@@ -105,22 +104,21 @@ export async function settingsPages(app: App, svc: Services, render: Render): Pr
         names: Object.fromEntries(names),
         firstPage: cursor ? `/console/audit${queryOf({ actor, target })}` : null,
       };
-      try {
-        const page = await auditLog(svc, {
-          limit: 30,
-          ...(actor ? { actor } : {}),
-          ...(target ? { target } : {}),
-          ...(cursor ? { cursor } : {}),
-        });
-        const next = page.next_cursor
-          ? `/console/audit${queryOf({ actor, target, cursor: page.next_cursor })}`
-          : null;
-        return render(req, reply, 'audit', { ...base, entries: page.entries, next });
-      } catch (e) {
-        const r = refusal(e);
-        if (!r) throw e;
-        return render(req, reply, 'audit', { ...base, entries: [], next: null, error: r.message }, r.status);
-      }
+      return unlessRefused(
+        async () => {
+          const page = await auditLog(svc, {
+            limit: 30,
+            ...(actor ? { actor } : {}),
+            ...(target ? { target } : {}),
+            ...(cursor ? { cursor } : {}),
+          });
+          const next = page.next_cursor
+            ? `/console/audit${queryOf({ actor, target, cursor: page.next_cursor })}`
+            : null;
+          return render(req, reply, 'audit', { ...base, entries: page.entries, next });
+        },
+        (r) => render(req, reply, 'audit', { ...base, entries: [], next: null, error: r.message }, r.status),
+      );
     },
   );
 }

@@ -62,6 +62,24 @@ export function requireRole(req: FastifyRequest, method: string, adminPath: stri
 export const refusal = (e: unknown): { message: string; status: number } | undefined =>
   e instanceof DomainError ? { message: e.reason, status: statusOf(e) } : undefined;
 
+/**
+ * `act`, or, when a use case refuses it (a DomainError), what `refused` makes of the refusal: the
+ * page again with the reason, at the status the operator API answers. Any other error is the error
+ * handler's.
+ */
+export async function unlessRefused(
+  act: () => Promise<FastifyReply>,
+  refused: (r: { message: string; status: number }) => Promise<FastifyReply>,
+): Promise<FastifyReply> {
+  try {
+    return await act();
+  } catch (e) {
+    const r = refusal(e);
+    if (!r) throw e;
+    return refused(r);
+  }
+}
+
 /** '' (an empty form field) is no value. */
 export const given = (v: string | undefined): string | undefined =>
   v === undefined || v.trim() === '' ? undefined : v.trim();

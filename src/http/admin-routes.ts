@@ -6,13 +6,7 @@ import { asActor, auditLog, authenticateOperator, supportMay, type Actor } from 
 import { resetSandboxClock, setSandboxClock } from '../app/admin/settings.ts';
 import { listOrdersForOperator, orderDetail } from '../app/admin/orders.ts';
 import { resendOrderEvent, sendTestEvent } from '../app/deliver-webhook.ts';
-import {
-  changePartner,
-  createPartner,
-  getPartner,
-  retireOldSecrets,
-  rotateSecret,
-} from '../app/admin/partners.ts';
+import * as partners from '../app/admin/partners.ts';
 import type { Services } from '../app/services.ts';
 import { isoLocal } from '../domain/time.ts';
 import { adminWalletRoutes } from './admin-wallet-routes.ts';
@@ -96,13 +90,14 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
         response: { 201: CreatedPartner, ...errorResponses },
       },
     },
-    async (req, reply) => reply.code(201).send(exactly(CreatedPartner, await createPartner(svc, req.body))),
+    async (req, reply) =>
+      reply.code(201).send(exactly(CreatedPartner, await partners.createPartner(svc, req.body))),
   );
 
   const partner = { 200: Partner, ...errorResponses };
   const read = { ...doc('Read a partner', 'getPartner'), params: Id, response: partner };
   app.get('/admin/partners/:id', { schema: read }, async (req) =>
-    exactly(Partner, await getPartner(svc, req.params.id)),
+    exactly(Partner, await partners.getPartner(svc, req.params.id)),
   );
 
   app.patch(
@@ -122,7 +117,7 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
         response: partner,
       },
     },
-    async (req) => exactly(Partner, await changePartner(svc, req.params.id, req.body)),
+    async (req) => exactly(Partner, await partners.changePartner(svc, req.params.id, req.body)),
   );
 
   const rotate = {
@@ -131,7 +126,7 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
     response: { 201: NewSecret, ...errorResponses },
   };
   app.post('/admin/partners/:id/secrets', { schema: rotate }, async (req, reply) =>
-    reply.code(201).send(exactly(NewSecret, await rotateSecret(svc, req.params.id))),
+    reply.code(201).send(exactly(NewSecret, await partners.rotateSecret(svc, req.params.id))),
   );
   const retire = {
     ...doc('Retire the old partner secrets', 'retireOldPartnerSecrets'),
@@ -139,7 +134,7 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
     response: { 200: RetiredSecrets, ...errorResponses },
   };
   app.delete('/admin/partners/:id/secrets/old', { schema: retire }, async (req) =>
-    exactly(RetiredSecrets, await retireOldSecrets(svc, req.params.id)),
+    exactly(RetiredSecrets, await partners.retireOldSecrets(svc, req.params.id)),
   );
 
   app.post(

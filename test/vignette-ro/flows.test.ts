@@ -218,7 +218,7 @@ describe('a draft created before the switch', () => {
     expect(after).toEqual(before);
     expect(after!.status).toBe('draft');
     expect(after!.payment).toBeNull();
-    expect((await orderEvents(h.service.svc.db, id)).map((e) => e.to_status)).toEqual(['draft']);
+    expect((await orderEvents(h.service.svc.db, id)).map((e) => e.to)).toEqual(['draft']);
     // A new quote and order are priced under the new tariff and can be paid.
     const fresh = await create();
     expect(fresh.price).not.toBe(price);

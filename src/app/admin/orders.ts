@@ -114,21 +114,12 @@ export async function orderDetail(svc: Services, id: string) {
       issued: it.issued,
       file: it.file_token ? fileUrl(svc.config.publicBaseUrl, it.file_token) : null,
     })),
-    history: events.map((e) => ({
-      from: e.from_status,
-      to: e.to_status,
-      reason: e.reason,
-      actor: e.actor,
-      at: isoLocal(e.at.getTime()),
-    })),
-    webhook_events: webhookEvents.map((e) => ({
-      id: e.id,
-      status: e.status,
-      state: e.state,
-      attempts: e.attempts,
-      created_at: isoLocal(e.created_at.getTime()),
-      next_attempt_at: e.next_attempt_at ? isoLocal(e.next_attempt_at.getTime()) : null,
-      settled_at: e.settled_at ? isoLocal(e.settled_at.getTime()) : null,
+    history: events.map(({ at, ...e }) => ({ ...e, at: isoLocal(at.getTime()) })),
+    webhook_events: webhookEvents.map(({ created_at, next_attempt_at: next, settled_at: settled, ...e }) => ({
+      ...e,
+      created_at: isoLocal(created_at.getTime()),
+      next_attempt_at: next && isoLocal(next.getTime()),
+      settled_at: settled && isoLocal(settled.getTime()),
     })),
     webhook_attempts: attempts.map((a) => ({
       event_id: a.event_id,

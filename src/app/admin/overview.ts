@@ -28,6 +28,7 @@ const HOUR_MS = 3_600_000;
 /** A range of dates longer than this is refused: a day a bar, the chart stays readable. */
 const MAX_DAYS = 366;
 
+/** A period of the Overview: its bounds (epoch ms), the unit of its bars and how it is described. */
 interface Range {
   from: number;
   to: number;

@@ -258,8 +258,14 @@ export async function allOrders(db: Conn): Promise<OrderRow[]> {
   return db.selectFrom('orders').selectAll().execute();
 }
 
+/** An order's status history, oldest first, as the operator reads it: from → to, why, by whom, when. */
 export async function orderEvents(db: Conn, orderId: string) {
-  return db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('id').execute();
+  return db
+    .selectFrom('order_events')
+    .select(['from_status as from', 'to_status as to', 'reason', 'actor', 'at'])
+    .where('order_id', '=', orderId)
+    .orderBy('id')
+    .execute();
 }
 
 export async function countOrdersByStatus(db: Conn): Promise<{ status: string; n: number }[]> {

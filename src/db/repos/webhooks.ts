@@ -88,8 +88,14 @@ export async function findOrderEvent(
     .executeTakeFirst();
 }
 
-export async function eventsFor(db: Conn, orderId: string): Promise<WebhookEventRow[]> {
-  return db.selectFrom('webhook_events').selectAll().where('order_id', '=', orderId).orderBy('seq').execute();
+/** An order's events as the operator reads them, oldest first. */
+export async function eventsFor(db: Conn, orderId: string) {
+  return db
+    .selectFrom('webhook_events')
+    .select(['id', 'status', 'state', 'attempts', 'created_at', 'next_attempt_at', 'settled_at'])
+    .where('order_id', '=', orderId)
+    .orderBy('seq')
+    .execute();
 }
 
 /**
