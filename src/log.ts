@@ -12,6 +12,12 @@ const SECRET_KEYS = [
   'secretKey',
   'secretKeyPrevious',
   'password',
+  // The console: its session cookie and the CSRF token of its forms.
+  'cookie',
+  'set-cookie',
+  'x-csrf-token',
+  'csrf_token',
+  '_csrf',
 ];
 
 /**
@@ -23,6 +29,7 @@ const SECRET_KEYS = [
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers["x-hmac-signature"]',
+  'req.headers.cookie',
   ...SECRET_KEYS.flatMap((k) => {
     const key = /^\w+$/.test(k) ? k : `["${k}"]`;
     const at = (prefix: string) => (key.startsWith('[') ? `${prefix}${key}` : `${prefix}.${key}`);

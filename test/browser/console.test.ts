@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createOperator } from '../../src/app/admin/operators.ts';
@@ -19,8 +18,7 @@ let base: string;
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.service.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(h.service.app.server.address() as AddressInfo).port}`;
+  base = await h.listen();
   browser = await launchBrowser();
 });
 afterAll(async () => {

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.ts';
@@ -11,8 +10,7 @@ let base: string;
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.service.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(h.service.app.server.address() as AddressInfo).port}`;
+  base = await h.listen();
   browser = await launchBrowser();
 });
 afterAll(async () => {

@@ -156,6 +156,11 @@ describe('the lists the console reads', () => {
     expect(await find(`q=CHY999&partner_id=${p.id}&product=rca&from=${TODAY}&to=${TODAY}`)).toEqual([id]);
     expect(await find(`q=CHY999&partner_id=${p.id}&product=green-card`)).toEqual([]);
     expect((await h.admin('GET', '/admin/orders?product=boat')).status).toBe(400);
+    // Text the database cannot hold is refused before it is searched for.
+    for (const url of ['/admin/orders?q=CHY%00999', '/admin/partners?q=a%00', '/admin/audit?target=%00']) {
+      const bad = await h.admin<{ message: string }>('GET', url);
+      expect({ url, status: bad.status }).toEqual({ url, status: 400 });
+    }
     const partners = await h.admin<{ partners: { id: string; name: string }[] }>(
       'GET',
       '/admin/partners?q=c%C4%83utare',

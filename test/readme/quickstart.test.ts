@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.ts';
 
@@ -14,11 +13,10 @@ const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.service.app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (h.service.app.server.address() as AddressInfo).port;
+  const url = await h.listen();
   env = {
     ...process.env,
-    POLITA_URL: `http://127.0.0.1:${port}`,
+    POLITA_URL: url,
     POLITA_PARTNER_ID: h.demo.id,
     POLITA_PARTNER_SECRET: h.demo.secret,
     RECEIVER_PORT: '0',

@@ -22,8 +22,7 @@ let polita: Polita;
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.service.app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(h.service.app.server.address() as AddressInfo).port}`;
+  baseUrl = await h.listen();
   polita = new Polita({ baseUrl, partnerId: h.demo.id, secret: h.demo.secret, retryDelayMs: 10 });
 });
 afterAll(() => h?.close());

@@ -40,6 +40,8 @@ export interface Harness {
   newPartner(opts?: { wallet?: boolean; webhook_url?: string; name?: string }): Promise<Creds>;
   /** Polls get-order until the status is reached (or fails with the last status seen). */
   waitForStatus(id: string, status: string, opts?: { creds?: Creds; timeoutMs?: number }): Promise<Reply>;
+  /** Serves HTTP on 127.0.0.1 (a free port) for clients outside the process; answers its base URL. */
+  listen(): Promise<string>;
   /** Stops the service and starts a new one on the same database and DATA_DIR (a restart). */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -150,6 +152,12 @@ export async function startHarness(
         await new Promise((r) => setTimeout(r, 100));
       }
       throw new Error(`order ${id} did not reach ${status} in time; last seen ${JSON.stringify(last?.body)}`);
+    },
+    async listen() {
+      await h.service.app.listen({ port: 0, host: '127.0.0.1' });
+      const address = h.service.app.server.address();
+      if (!address || typeof address === 'string') throw new Error('the service is not listening on TCP');
+      return `http://127.0.0.1:${address.port}`;
     },
     async restart() {
       await h.service.stop();
