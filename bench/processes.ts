@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -59,6 +60,14 @@ export async function startBare(): Promise<Running> {
   };
 }
 
+/** This process's environment without the database it names: a child gets its own. */
+function inheritedEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.DATABASE_URL;
+  delete env.DATA_DIR;
+  return env;
+}
+
 /**
  * The service as `npm start` runs it, on the database `env` names. NODE_ARGS adds node flags
  * (BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles it; the profile is written on
@@ -66,9 +75,7 @@ export async function startBare(): Promise<Running> {
  */
 export async function startPolita(env: Record<string, string>, nodeArgs: string[] = []): Promise<Running> {
   const port = await freePort();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env };
-  delete childEnv.DATABASE_URL;
-  delete childEnv.DATA_DIR;
+  const childEnv = inheritedEnv();
   const child = spawn(
     process.execPath,
     [...nodeArgs, '--disable-warning=ExperimentalWarning', '--import', 'tsx', 'src/main.ts'],
@@ -135,4 +142,82 @@ async function stop(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
   await exited;
   clearTimeout(timer);
+}
+
+/**
+ * The peak resident set (VmRSS) of a process, sampled every 500 ms until stopped. For the service
+ * that is the node process itself (spawned with process.execPath, no npm in between); an embedded
+ * PostgreSQL is a process of its own and is not counted.
+ */
+export function rssSampler(pid: number): { peakMb(): number; stop(): void } {
+  let peak = 0;
+  const sample = () => {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
+    } catch {
+      // the process has exited
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 500);
+  return {
+    peakMb: () => peak,
+    stop: () => {
+      sample();
+      clearInterval(timer);
+    },
+  };
+}
+
+/**
+ * A TypeScript script of this repository run to its end, as `npm run` runs it, on the database
+ * `env` names (DATABASE_URL or DATA_DIR; neither is inherited). Its output is shown as it comes,
+ * each line after `prefix`; answers its exit code and its stdout lines. Stopped (SIGTERM, then
+ * SIGKILL 20 s later) after `timeoutMs`.
+ */
+export async function runScript(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  prefix: string,
+  timeoutMs = 30 * 60_000,
+): Promise<{ code: number | null; lines: string[] }> {
+  const childEnv = inheritedEnv();
+  const child = spawn(
+    process.execPath,
+    ['--disable-warning=ExperimentalWarning', '--import', 'tsx', script, ...args],
+    { cwd: ROOT, env: { ...childEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const lines: string[] = [];
+  const reader = (keep: boolean) => {
+    let rest = '';
+    const emit = (l: string) => {
+      if (keep) lines.push(l);
+      console.log(`${prefix}${l}`);
+    };
+    return {
+      data(d: Buffer) {
+        const parts = (rest + d.toString()).split('\n');
+        rest = parts.pop()!;
+        parts.forEach(emit);
+      },
+      end: () => rest && emit(rest),
+    };
+  };
+  const out = reader(true);
+  const err = reader(false);
+  child.stdout.on('data', out.data);
+  child.stderr.on('data', err.data);
+  const timer = setTimeout(() => {
+    console.log(`${prefix}stopped after ${timeoutMs / 1000} s`);
+    void stop(child);
+  }, timeoutMs);
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  }).finally(() => clearTimeout(timer));
+  out.end();
+  err.end();
+  return { code, lines };
 }
