@@ -20,7 +20,7 @@ export function payments(name: string, item: Body, partners: number, perSecond =
   return {
     name,
     workers: false,
-    async run(target, seconds, connections) {
+    async run(target, { seconds, connections }) {
       const tag = randomBytes(3).toString('hex');
       const owners: Partner[] = [];
       for (let i = 0; i < partners; i++) {
@@ -101,6 +101,7 @@ export function payments(name: string, item: Body, partners: number, perSecond =
         rate: r['2xx'] / elapsed,
         unit: 'req/s',
         reqPerSec: r.requests.total / elapsed,
+        p50Ms: r.latency.p50,
         p99Ms: r.latency.p99,
         errors: r.errors + r.timeouts + r.non2xx,
       };

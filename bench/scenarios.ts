@@ -1,5 +1,7 @@
 import autocannon from 'autocannon';
 import { signatureHeader } from '../src/signature.ts';
+import type { Anchor } from './anchors.ts';
+import { getOrder } from './get-order.ts';
 import { payments } from './payments.ts';
 import type { Running } from './processes.ts';
 
@@ -9,12 +11,42 @@ export interface Measured {
   unit: 'req/s' | 'pairs/s';
   /** HTTP requests per second of any status: what is compared with the bare server. */
   reqPerSec: number;
+  p50Ms: number;
   p99Ms: number;
   errors: number;
   /** The bare server's req/s in the windows just before and after this scenario's, when measured. */
   bareReqPerSec?: number;
   /** How far those two bare windows lay apart, as a share of their mean: the machine's drift. */
   bareDrift?: number;
+  /** Appended to the scenario's name, for a scenario that measures more than one row. */
+  label?: string;
+  /** The row's anchor, ratio and target, when the scenario judged it itself (get-order). */
+  verdict?: Verdict;
+}
+
+/** How a row stands against issue 13's target: the anchor and its value, the ratio, the target. */
+export interface Verdict {
+  anchor: string;
+  ratio: string;
+  target: string;
+  /** undefined: the row has no target of its own. */
+  met: boolean | undefined;
+}
+
+/** The anchors of one engine, measured on its server when a scenario first needs them. */
+export interface Anchors {
+  pgbench?: Anchor;
+  walletTx?: Anchor;
+  walletTxHot?: Anchor;
+}
+
+export interface Context {
+  seconds: number;
+  connections: number;
+  /** The bare server to alternate with (scenarios whose target is a share of it). */
+  bare?: Running;
+  /** The service's database: the environment that names it (for a script) and its URL. */
+  database: { env: Record<string, string>; url: string };
 }
 
 export interface Scenario {
@@ -24,11 +56,41 @@ export interface Scenario {
    * (PDFs, ~25 round trips an order) runs in worker instances in production.
    */
   workers?: boolean;
-  /** `bare`: the bare server to alternate with (scenarios whose target is a share of it). */
-  run(target: Running, seconds: number, connections: number, bare?: Running): Promise<Measured>;
+  /** Measured on a service of its own on a fresh database (get-order fills its database). */
+  ownDatabase?: boolean;
+  /** The anchors judge() takes the row against, measured before the scenario on the same server. */
+  anchors?: (keyof Anchors)[];
+  run(target: Running, ctx: Context): Promise<Measured | Measured[]>;
+  judge?(m: Measured, anchors: Anchors): Verdict;
 }
 
 export type Body = Record<string, unknown>;
+
+/** The q-quantile of ascending numbers; NaN when there are none. */
+export function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!;
+}
+
+/** Thousands apart by a space, as the README writes figures. */
+export const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n) ? n.toFixed(digits).replace(/\B(?=(\d{3})+(?!\d))/g, ' ') : '—';
+
+const pctOf = (part: number, whole: number) => `${fmt((100 * part) / whole)} %`;
+
+/** Judged against an anchor's rate: at least `min` of it. */
+function shareOf(key: keyof Anchors, min: number, unit: string) {
+  return (m: Measured, anchors: Anchors): Verdict => {
+    const a = anchors[key];
+    if (!a) return { anchor: 'not measured', ratio: '—', target: `≥ ${100 * min} %`, met: undefined };
+    return {
+      anchor: `${a.name}: ${fmt(a.rate)} ${a.unit}`,
+      ratio: `${pctOf(m.rate, a.rate)} (${unit} ÷ ${a.unit})`,
+      target: `≥ ${100 * min} %`,
+      met: m.rate / a.rate >= min,
+    };
+  };
+}
 
 const RCA_ITEM = {
   product: 'rca',
@@ -39,12 +101,17 @@ const RCA_ITEM = {
 };
 
 /**
- * The scenario table. Another product's quote is one line: `offers('get-offers green-card', {...})`;
- * another way to pay is one line: `pairs('create+pay-from-balance rca', [RCA_ITEM], (o) =>
- * ['pay-order-from-balance', { id: o.id }])` (mind the demo wallet's 10 500 MDL).
+ * The scenario table, with issue 13's targets. Another product's quote is one line:
+ * `offers('get-offers green-card', {...})`; another way to pay is one line:
+ * `pairs('create+pay-from-balance rca', [RCA_ITEM], (o) => ['pay-order-from-balance', { id: o.id }])`
+ * (mind the demo wallet's 10 500 MDL).
  */
 export const SCENARIOS: Scenario[] = [
-  offers('get-offers rca', { product: 'rca', vehicle: '100000001', duration: 365, idnx: '2003000000016' }),
+  offers(
+    'get-offers rca',
+    { product: 'rca', vehicle: '100000001', duration: 365, idnx: '2003000000016' },
+    { share: 0.5, p99Ms: 10 },
+  ),
   offers('get-offers medical', {
     product: 'medical',
     covered_territories: ['DEU', 'FRA'],
@@ -61,20 +128,41 @@ export const SCENARIOS: Scenario[] = [
     vehicle: '100000001',
     lang: 'EN',
   }),
-  pairs('create+confirm rca', [RCA_ITEM], (o) => [
-    'confirm-order',
-    {
-      id: o.id,
-      payment: {
-        receipt_id: `R${o.id}`,
-        transaction_id: `T${o.id}`,
-        paid_at: Date.now(),
-        amount: o.price,
+  {
+    ...pairs('create+confirm rca', [RCA_ITEM], (o) => [
+      'confirm-order',
+      {
+        id: o.id,
+        payment: {
+          receipt_id: `R${o.id}`,
+          transaction_id: `T${o.id}`,
+          paid_at: Date.now(),
+          amount: o.price,
+        },
       },
+    ]),
+    anchors: ['pgbench'],
+    judge: shareOf('pgbench', 0.4, 'pairs/s'),
+  },
+  {
+    ...payments('pay-from-balance rca, 50 partners', RCA_ITEM, 50),
+    anchors: ['walletTx'],
+    judge: shareOf('walletTx', 0.6, 'payments/s'),
+  },
+  {
+    ...payments('pay-from-balance rca, one hot wallet', RCA_ITEM, 1),
+    anchors: ['walletTxHot'],
+    judge(m, anchors) {
+      const a = anchors.walletTxHot;
+      return {
+        anchor: a ? `${a.name}: ${fmt(a.rate)} ${a.unit}, p99 ${fmt(a.p99Ms, 1)} ms` : 'not measured',
+        ratio: a ? `${pctOf(m.rate, a.rate)} (payments/s ÷ tx/s)` : '—',
+        target: 'p99 < 100 ms',
+        met: m.p99Ms < 100,
+      };
     },
-  ]),
-  payments('pay-from-balance rca, 50 partners', RCA_ITEM, 50),
-  payments('pay-from-balance rca, one hot wallet', RCA_ITEM, 1),
+  },
+  getOrder,
 ];
 
 /**
@@ -100,21 +188,45 @@ export async function warmUp(load: (seconds: number) => Promise<{ requests: { to
   }
 }
 
-/** One signed POST at full speed: a load function of seconds. */
-function signedLoad(target: Running, path: string, body: Body, connections: number) {
-  const payload = JSON.stringify(body);
+/**
+ * Signed POSTs at full speed: a load function of seconds. One body: the same bytes every time;
+ * several: each request the next of them, signed beforehand.
+ */
+export function signedLoad(target: Running, path: string, bodies: Body | Body[], connections: number) {
+  const signed = [bodies].flat().map((body) => {
+    const payload = JSON.stringify(body);
+    return {
+      body: payload,
+      headers: {
+        'content-type': 'application/json',
+        'x-hmac-signature': signatureHeader(target.demo.id, target.demo.secret, payload),
+      },
+    };
+  });
+  let next = 0;
   return (duration: number) =>
     autocannon({
       url: `${target.url}${path}`,
       method: 'POST',
       connections,
       duration,
-      headers: {
-        'content-type': 'application/json',
-        'x-hmac-signature': signatureHeader(target.demo.id, target.demo.secret, payload),
-      },
-      body: payload,
+      ...signed[0]!,
+      ...(signed.length > 1
+        ? { requests: [{ setupRequest: (req) => ({ ...req, ...signed[next++ % signed.length]! }) }] }
+        : {}),
     });
+}
+
+/** A full-speed window's figures: 2xx and all requests a second over its duration, latencies. */
+export function timed(r: autocannon.Result): Measured {
+  return {
+    rate: r['2xx'] / r.duration,
+    unit: 'req/s',
+    reqPerSec: r.requests.total / r.duration,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    errors: r.errors + r.timeouts + r.non2xx,
+  };
 }
 
 /**
@@ -123,11 +235,11 @@ function signedLoad(target: Running, path: string, body: Body, connections: numb
  * is taken against their mean: on a shared machine whose speed drifts by a third within minutes, a
  * bare server measured minutes earlier is no baseline.
  */
-export function offers(name: string, body: Body): Scenario {
+export function offers(name: string, body: Body, target?: { share: number; p99Ms: number }): Scenario {
   return {
     name,
-    async run(target, seconds, connections, bare) {
-      const load = signedLoad(target, '/v1/get-offers', body, connections);
+    async run(service, { seconds, connections, bare }) {
+      const load = signedLoad(service, '/v1/get-offers', body, connections);
       const baseline = bare && signedLoad(bare, '/v1/get-offers', {}, connections);
       const bareRate = async () => {
         const r = await baseline!(Math.max(1, Math.round(seconds / 2)));
@@ -138,17 +250,29 @@ export function offers(name: string, body: Body): Scenario {
       const r = await load(seconds);
       const after = baseline && (await bareRate());
       return {
-        rate: r['2xx'] / r.duration,
-        unit: 'req/s',
-        reqPerSec: r.requests.total / r.duration,
-        p99Ms: r.latency.p99,
-        errors: r.errors + r.timeouts + r.non2xx,
+        ...timed(r),
         ...(before && after
           ? {
               bareReqPerSec: (before + after) / 2,
               bareDrift: Math.abs(before - after) / ((before + after) / 2),
             }
           : {}),
+      };
+    },
+    judge(m) {
+      const base = m.bareReqPerSec;
+      const anchor =
+        base === undefined
+          ? 'bare node:http: see its rows'
+          : `bare node:http ${fmt(base)} req/s ± ${fmt((100 * (m.bareDrift ?? 0)) / 2)} %`;
+      return {
+        anchor,
+        ratio: base === undefined ? '—' : `${pctOf(m.reqPerSec, base)} (req/s ÷ req/s)`,
+        target: target ? `≥ ${100 * target.share} %, p99 ≤ ${target.p99Ms} ms` : '— (issue 13: rca)',
+        met:
+          target && base !== undefined
+            ? m.reqPerSec / base >= target.share && m.p99Ms <= target.p99Ms
+            : undefined,
       };
     },
   };
@@ -167,7 +291,7 @@ export function pairs(
   return {
     name,
     workers: false,
-    async run(target, seconds, connections) {
+    async run(target, { seconds, connections }) {
       const sign = (payload: string) => signatureHeader(target.demo.id, target.demo.secret, payload);
       const startDate = await minStartDate(target, items[0]!);
       const pool = Array.from({ length: 1000 }, (_, i) => {
@@ -241,7 +365,8 @@ export function pairs(
         rate: done / r.duration,
         unit: 'pairs/s',
         reqPerSec: r.requests.average,
-        p99Ms: latencies.length ? latencies[Math.floor(latencies.length * 0.99)]! : Number.NaN,
+        p50Ms: quantile(latencies, 0.5),
+        p99Ms: quantile(latencies, 0.99),
         errors: r.errors + r.timeouts + failed,
       };
     },
