@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 /** The environment, read once at start, validated and typed. A bad value stops the start with its name. */
 export interface Config {
   port: number;
@@ -27,6 +29,8 @@ export interface Config {
   maxConnections: number;
   /** PostgreSQL only: repeated query texts go as named prepared statements (off behind a pooler that cannot keep them). */
   pgPreparedStatements: boolean;
+  /** Worker threads rendering policy PDFs (PDF_THREADS); 0 renders on the event loop. */
+  pdfThreads: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -106,6 +110,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),
     metricsToken,
     pgPreparedStatements: bool('PG_PREPARED_STATEMENTS', true),
+    // One core left to the event loop, at most four threads.
+    pdfThreads: int('PDF_THREADS', Math.min(4, Math.max(1, availableParallelism() - 1)), 0, 64),
     logLevel: logLevel as Config['logLevel'],
   };
 }

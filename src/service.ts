@@ -11,6 +11,7 @@ import type { JobQueue, Services } from './app/services.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { bindSecretBox } from './db/repos/partners.ts';
+import { policyRenderer } from './documents/pdf-pool.ts';
 import { createLogger } from './log.ts';
 import { secureStoredSecrets } from './secrets/at-rest.ts';
 import { loadSecretKeys } from './secrets/keys.ts';
@@ -60,6 +61,7 @@ export function createServices(
       roVignettes: new SandboxRoVignetteRegistry(database.db),
     },
     jobs: opts.jobs,
+    documents: policyRenderer(config.pdfThreads),
     log: opts.log,
     config: {
       publicBaseUrl: config.publicBaseUrl,
@@ -148,6 +150,7 @@ export async function startService(
           await app.close();
           await workers?.stop();
           await boss.stop({ graceful: true, timeout: 15_000, close: true });
+          await svc.documents.close();
           if (!opts.database) await database.close();
         })()),
     };

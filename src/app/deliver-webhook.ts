@@ -1,6 +1,6 @@
 import type { LookupFunction } from 'node:net';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { findOrder } from '../db/repos/orders.ts';
 import { findPartner } from '../db/repos/partners.ts';
@@ -10,7 +10,7 @@ import {
   findOrderEvent,
   markDelivered,
   recordAttempt,
-  recordOutcome,
+  settleAttempt,
 } from '../db/repos/webhooks.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
 import { signatureHeader, webhookSignature } from '../signature.ts';
@@ -106,7 +106,9 @@ export async function attemptDelivery(
 export async function deliverEvent(svc: Services, eventId: string): Promise<DeliveryResult | undefined> {
   const event = await findEvent(svc.db, eventId);
   if (!event || event.state !== 'pending') return undefined;
-  const partner = await findPartner(svc.db, event.partner_id);
+  // The authentication cache (≤ 1 s old, changed at once by this instance's own changes): reading
+  // the partner afresh cost three queries an attempt.
+  const partner = await svc.partners.get(event.partner_id);
   const result = await attemptDelivery(svc, partner, event.id, event.body);
   const attempt = event.attempts + 1;
   const schedule = svc.config.webhookRetrySchedule;
@@ -114,18 +116,20 @@ export async function deliverEvent(svc: Services, eventId: string): Promise<Deli
   const state = result.delivered ? 'delivered' : delay === undefined ? 'failed' : 'pending';
   const at = new Date(await svc.clock.now());
   await svc.db.transaction().execute(async (trx) => {
-    await recordAttempt(trx, attemptRow(event.order_id, result, at, 'automatic', attempt));
-    const updated = await recordOutcome(trx, event.id, {
-      attempts: attempt,
-      state,
-      // Jobs wait by the real clock, whatever the sandbox clock says.
-      nextAt: delay === undefined ? null : new Date(Date.now() + delay * 1000),
-      at,
-    });
+    const { updated, next } = await settleAttempt(
+      trx,
+      attemptRow(event.order_id, result, at, 'automatic', attempt),
+      {
+        attempts: attempt,
+        state,
+        // Jobs wait by the real clock, whatever the sandbox clock says.
+        nextAt: delay === undefined ? null : new Date(Date.now() + delay * 1000),
+        at,
+      },
+    );
     if (!updated) return;
-    const order = { id: event.order_id, partner_id: event.partner_id };
     if (state === 'pending') await enqueueDelivery(svc, trx, event.id, event.partner_id, delay!);
-    else await releaseNext(svc, trx, order);
+    else if (next) await enqueueDelivery(svc, trx, next, event.partner_id, 0);
   });
   if (state === 'failed') {
     svc.log.warn(
@@ -243,6 +247,20 @@ function attemptRow(
  * these and never asks DNS), and answers the response status as soon as it is known; the response
  * body is discarded. No connection pooling: every attempt connects afresh.
  */
+/**
+ * Connections kept open between deliveries to the same host and port: a new TCP (and TLS)
+ * connection per webhook cost more than the delivery itself. Every pooled socket was opened through
+ * the checked lookup of the request that opened it, so a reused one is connected to an address
+ * that passed the rule. Idle sockets close after 4 s, before a receiver's usual 5 s keep-alive ends
+ * (a receiver that closes one just as it is reused fails that attempt, and the retry schedule sends
+ * it again: a receiver dropping connections looks the same, and must count as a failed attempt).
+ */
+const keepAlive = { keepAlive: true, maxSockets: 16, maxFreeSockets: 16, timeout: 4_000 };
+const agents = { 'http:': new HttpAgent(keepAlive), 'https:': new HttpsAgent(keepAlive) };
+
+/** An answer's body is read and dropped (so the connection can be reused), up to this much. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
 function post(
   target: URL,
   addresses: ResolvedAddress[],
@@ -274,14 +292,18 @@ function post(
         ...(target.port ? { port: Number(target.port) } : {}),
         path: `${target.pathname}${target.search}`,
         headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-        agent: false,
+        agent: target.protocol === 'https:' ? agents['https:'] : agents['http:'],
         lookup,
         signal,
       },
       (res) => {
         res.on('error', () => {});
         resolve(res.statusCode ?? 0);
-        res.destroy();
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_ANSWER_BYTES) res.destroy();
+        });
       },
     );
     req.on('error', reject);

@@ -1,7 +1,6 @@
 import { formatAmount } from '../domain/money.ts';
 import { localDateTime, formatDmy } from '../domain/time.ts';
-import { findOrder, orderItems, setItemIssued, transition } from '../db/repos/orders.ts';
-import { renderPolicyPdf } from '../documents/policy-pdf.ts';
+import { findOrderWithItems, setItemIssued, transition } from '../db/repos/orders.ts';
 import { ProviderRejection } from '../providers/types.ts';
 import { productModule } from '../products/registry.ts';
 import { purchase } from '../products/shared.ts';
@@ -23,9 +22,10 @@ export async function issueOrder(
   orderId: string,
   opts: { finalAttempt: boolean },
 ): Promise<IssueOutcome> {
-  const order = await findOrder(svc.db, orderId);
-  if (!order || (order.status !== 'paid' && order.status !== 'processing')) return 'skipped';
-  const items = await orderItems(svc.db, orderId);
+  const found = await findOrderWithItems(svc.db, orderId);
+  if (!found) return 'skipped';
+  const { order, items } = found;
+  if (order.status !== 'paid' && order.status !== 'processing') return 'skipped';
   const modules = items.map((it) => {
     const m = productModule(it.product);
     if (!m) throw new Error(`order ${orderId} holds unknown product ${it.product}`);
@@ -61,13 +61,15 @@ export async function issueOrder(
   const partner = await svc.partners.get(order.partner_id);
   if (!partner) throw new Error(`order ${orderId} has no partner ${order.partner_id}`);
   const ctx = productContext(svc, now, partner, order.customer);
+  // The last item is stored in the transaction that completes the order: one transaction less.
+  let storeLast: ((trx: Parameters<typeof setItemIssued>[0]) => Promise<void>) | undefined;
   try {
     for (const [i, item] of items.entries()) {
       if (item.issued) continue;
       const m = modules[i]!;
       const receipt = await purchase(ctx, item, orderId, m.cover(item));
       const issued = m.issue(ctx, catalogueOf(svc, m), item, receipt);
-      const pdf = await renderPolicyPdf({
+      const pdf = await svc.documents.render({
         title: issued.document.title,
         orderId,
         product: item.product,
@@ -83,9 +85,10 @@ export async function issueOrder(
       });
       const fields = { product: item.product, ...issued.fields };
       const token = Buffer.from(svc.randomBytes(16)).toString('hex');
-      await svc.db
-        .transaction()
-        .execute((trx) => setItemIssued(trx, orderId, item.idx, fields, token, pdf, new Date(now)));
+      const store = (trx: Parameters<typeof setItemIssued>[0]) =>
+        setItemIssued(trx, orderId, item.idx, fields, token, pdf, new Date(now));
+      if (items.slice(i + 1).every((it) => it.issued)) storeLast = store;
+      else await svc.db.transaction().execute(store);
     }
   } catch (err) {
     const rejected = err instanceof ProviderRejection;
@@ -128,6 +131,7 @@ export async function issueOrder(
   // Read before the transaction, which then holds its connection only for the writes.
   const at = new Date(await svc.clock.now());
   await svc.db.transaction().execute(async (trx) => {
+    if (storeLast) await storeLast(trx);
     const done = await transition(trx, orderId, order.status, 'completed', {
       actor: 'system',
       reason: 'all products issued',

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
+import type { PolicyRenderer } from '../documents/pdf-pool.ts';
 import type { Providers } from '../providers/types.ts';
 import type { Catalogue } from './catalogue.ts';
 import type { Clock } from './clock.ts';
@@ -32,6 +33,8 @@ export interface Services {
   catalogue: Catalogue;
   providers: Providers;
   jobs: JobQueue;
+  /** Policy PDFs, rendered off the event loop. */
+  documents: PolicyRenderer;
   log: Logger;
   config: {
     publicBaseUrl: string;

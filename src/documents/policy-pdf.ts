@@ -51,7 +51,37 @@ let fontCache: Promise<Fonts> | undefined;
 function parseOnce(file: Buffer): Font {
   const parsed = create(file);
   if (!('layout' in parsed)) throw new Error('a policy font must be one face, not a collection');
-  return parsed;
+  return withLayoutMemo(parsed);
+}
+
+/** Distinct words laid out and remembered per face; past it the memo starts again. */
+const LAYOUT_MEMO_WORDS = 20_000;
+
+/**
+ * The face with `layout` remembered per word. Shaping a word through DejaVu's GSUB/GPOS tables was
+ * a sixth of a policy's render time, and a policy is mostly the same words (labels, headings,
+ * footer, product names). pdfkit lays text out word by word and scales the positions it is given
+ * in place, so each call answers a fresh copy of the remembered positions. Everything else is the
+ * parsed face itself (the prototype), so pdfkit sees a fontkit font.
+ */
+function withLayoutMemo(font: Font): Font {
+  type Run = ReturnType<Font['layout']>;
+  const memo = new Map<string, Run>();
+  const layout = (text: string, features?: Parameters<Font['layout']>[1]): Run => {
+    if (features !== undefined) return font.layout(text, features);
+    let run = memo.get(text);
+    if (!run) {
+      if (memo.size >= LAYOUT_MEMO_WORDS) memo.clear();
+      run = font.layout(text);
+      memo.set(text, run);
+    }
+    return Object.assign(Object.create(Object.getPrototypeOf(run) as object) as Run, run, {
+      positions: run.positions.map((p) =>
+        Object.assign(Object.create(Object.getPrototypeOf(p) as object), p),
+      ),
+    });
+  };
+  return Object.create(font, { layout: { value: layout } }) as Font;
 }
 
 // Read and parse once per process: every render needs both faces.
@@ -250,7 +280,7 @@ function drawFooters(doc: Doc, x: number, w: number): void {
 
 export async function renderPolicyPdf(d: PolicyDocument): Promise<Buffer> {
   const fonts = await loadFonts();
-  const doc = new PDFDocument({
+  const options: PDFKit.PDFDocumentOptions = {
     size: 'A4',
     margins: { top: MARGIN, left: MARGIN, right: MARGIN, bottom: MARGIN + FOOTER_BAND },
     compress: true,
@@ -265,7 +295,10 @@ export async function renderPolicyPdf(d: PolicyDocument): Promise<Buffer> {
       Creator: 'Polita',
       Producer: 'Polita',
     },
-  });
+  };
+  // Without a default font of its own pdfkit parses Helvetica's metrics for every document. pdfkit
+  // takes any font source there (PDFFontFactory.open); @types/pdfkit narrows it to a name.
+  const doc = new PDFDocument(Object.assign(options, { font: fonts.regular }));
   doc.registerFont(REGULAR, fonts.regular);
   doc.registerFont(BOLD, fonts.bold);
 

@@ -20,8 +20,12 @@ export class WebhookDispatcher {
   private inFlight = 0;
   private stopped = false;
   private fetching = false;
+  /** A slot freed while a fetch was under way: fetch again as soon as it returns. */
+  private again = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly settled = new Set<Promise<void>>();
+  /** Jobs done, completed together at the end of the tick: one statement for many deliveries. */
+  private completing: { id: string; done: () => void; failed: (err: unknown) => void }[] = [];
 
   constructor(
     private readonly boss: PgBoss,
@@ -47,7 +51,9 @@ export class WebhookDispatcher {
 
   private async poll(): Promise<void> {
     clearTimeout(this.timer);
+    if (this.fetching) this.again = true;
     if (this.stopped || this.fetching) return;
+    this.again = false;
     const free = this.opts.maxInFlight - this.inFlight;
     if (free <= 0) return; // a settling job polls again
     this.fetching = true;
@@ -64,8 +70,9 @@ export class WebhookDispatcher {
     }
     for (const job of jobs) this.begin(job);
     if (this.stopped) return;
-    // A full fetch suggests more are waiting: ask again at once; otherwise after the interval.
-    if (jobs.length > 0 && jobs.length === free) void this.poll();
+    // A full fetch suggests more are waiting, and a slot freed meanwhile may have a job: ask again
+    // at once; otherwise after the interval.
+    if ((jobs.length > 0 && jobs.length === free) || this.again) void this.poll();
     else this.timer = setTimeout(() => void this.poll(), this.opts.pollingIntervalMs);
   }
 
@@ -73,7 +80,7 @@ export class WebhookDispatcher {
     this.inFlight++;
     const done: Promise<void> = this.run(job)
       .then(
-        () => this.boss.complete(this.queue, job.id),
+        () => this.complete(job.id),
         (err: Error) => this.boss.fail(this.queue, job.id, { message: err.message, stack: err.stack }),
       )
       .then(
@@ -87,5 +94,27 @@ export class WebhookDispatcher {
         void this.poll();
       });
     this.settled.add(done);
+  }
+
+  /** Completes the job with the others done in this tick (the slot frees once it is completed). */
+  private complete(id: string): Promise<void> {
+    return new Promise((done, failed) => {
+      if (this.completing.length === 0) setImmediate(() => void this.flush());
+      this.completing.push({ id, done, failed });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.completing;
+    this.completing = [];
+    try {
+      await this.boss.complete(
+        this.queue,
+        batch.map((b) => b.id),
+      );
+      for (const b of batch) b.done();
+    } catch (err) {
+      for (const b of batch) b.failed(err);
+    }
   }
 }

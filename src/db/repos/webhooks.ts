@@ -98,30 +98,6 @@ export async function eventsFor(db: Conn, orderId: string) {
     .execute();
 }
 
-/**
- * The outcome of an automatic attempt: delivered, failed for good, or due again at `nextAt`.
- * Guarded by the event's state, so an outcome computed from a stale read changes nothing (and
- * answers false).
- */
-export async function recordOutcome(
-  trx: Transaction<DB>,
-  id: string,
-  o: { attempts: number; state: 'delivered' | 'failed' | 'pending'; nextAt: Date | null; at: Date },
-): Promise<boolean> {
-  const res = await trx
-    .updateTable('webhook_events')
-    .set({
-      attempts: o.attempts,
-      state: o.state,
-      next_attempt_at: o.nextAt,
-      settled_at: o.state === 'pending' ? null : o.at,
-    })
-    .where('id', '=', id)
-    .where('state', '=', 'pending')
-    .executeTakeFirst();
-  return res.numUpdatedRows > 0n;
-}
-
 /** An operator's re-send that got through: the event is delivered, whatever its state was. */
 export async function markDelivered(trx: Transaction<DB>, id: string, at: Date): Promise<boolean> {
   const res = await trx
@@ -155,34 +131,87 @@ export async function releaseNextEvent(trx: Transaction<DB>, orderId: string): P
   return next?.id;
 }
 
-export async function recordAttempt(
-  db: Conn,
-  a: {
-    orderId: string;
-    eventId: string;
-    attempt: number | null;
-    url: string | null;
-    trigger: 'automatic' | 'operator';
-    at: Date;
-    httpStatus: number | null;
-    error: string | null;
-    latencyMs: number;
-  },
-): Promise<void> {
-  await db
-    .insertInto('webhook_attempts')
-    .values({
-      order_id: a.orderId,
-      event_id: a.eventId,
-      attempt: a.attempt,
-      url: a.url,
-      trigger: a.trigger,
-      attempted_at: a.at,
-      http_status: a.httpStatus,
-      error: a.error,
-      latency_ms: a.latencyMs,
-    })
-    .execute();
+export interface AttemptRecord {
+  orderId: string;
+  eventId: string;
+  attempt: number | null;
+  url: string | null;
+  trigger: 'automatic' | 'operator';
+  at: Date;
+  httpStatus: number | null;
+  error: string | null;
+  latencyMs: number;
+}
+
+const attemptValues = (a: AttemptRecord) => ({
+  order_id: a.orderId,
+  event_id: a.eventId,
+  attempt: a.attempt,
+  url: a.url,
+  trigger: a.trigger,
+  attempted_at: a.at,
+  http_status: a.httpStatus,
+  error: a.error,
+  latency_ms: a.latencyMs,
+});
+
+export async function recordAttempt(db: Conn, a: AttemptRecord): Promise<void> {
+  await db.insertInto('webhook_attempts').values(attemptValues(a)).execute();
+}
+
+/**
+ * An automatic attempt and its outcome in one statement (one round trip where three took three):
+ * the attempt recorded; the event delivered, failed for good, or due again at `nextAt`, guarded by
+ * its state (an outcome computed from a stale read changes nothing); and, when it settled, the oldest event of its order waiting behind
+ * it made pending (as releaseNextEvent; the settling event still reads as pending inside the
+ * statement, so it is left out of that check). Answers whether the outcome was recorded and the
+ * released event's id.
+ */
+export async function settleAttempt(
+  trx: Transaction<DB>,
+  a: AttemptRecord,
+  o: { attempts: number; state: 'delivered' | 'failed' | 'pending'; nextAt: Date | null; at: Date },
+): Promise<{ updated: boolean; next: string | undefined }> {
+  const row = await trx
+    .with('attempt', (q) => q.insertInto('webhook_attempts').values(attemptValues(a)).returning('id'))
+    .with('outcome', (q) =>
+      q
+        .updateTable('webhook_events')
+        .set({
+          attempts: o.attempts,
+          state: o.state,
+          next_attempt_at: o.nextAt,
+          settled_at: o.state === 'pending' ? null : o.at,
+        })
+        .where('id', '=', a.eventId)
+        .where('state', '=', 'pending')
+        .returning('id'),
+    )
+    .with('released', (q) =>
+      q
+        .updateTable('webhook_events')
+        .set({ state: 'pending' })
+        .where('seq', '=', (eb) =>
+          eb
+            .selectFrom('webhook_events')
+            .select((e) => e.fn.min('seq').as('seq'))
+            .where('order_id', '=', a.orderId)
+            .where('state', '=', 'waiting'),
+        )
+        .where('state', '=', 'waiting')
+        .where(sql<boolean>`${o.state !== 'pending'}::boolean`)
+        .where((eb) => eb.exists(eb.selectFrom('outcome').select('outcome.id')))
+        .where(
+          sql<boolean>`not exists (select 1 from webhook_events p where p.order_id = ${a.orderId} and p.state = 'pending' and p.id <> ${a.eventId})`,
+        )
+        .returning('id'),
+    )
+    .selectNoFrom((eb) => [
+      eb.exists(eb.selectFrom('outcome').select('outcome.id')).as('updated'),
+      eb.selectFrom('released').select('released.id').as('next'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { updated: Boolean(row.updated), next: row.next ?? undefined };
 }
 
 export async function attemptsFor(db: Conn, orderId: string) {
