@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signatureHeader } from '../src/signature.ts';
-import { startPolita, type Running } from './processes.ts';
+import { rssSampler, startPolita, type Running } from './processes.ts';
 
 /**
  * `npm run bench:issuance`: issuance end to end, paid → policy PDF → webhook delivered, against the
@@ -100,22 +100,6 @@ async function buyOne(target: Running, startDate: string, company: string, n: nu
   });
   await call(target, 'pay-order-from-balance', { id: order.id });
   return order.id;
-}
-
-/** Peak VmRSS of a process, sampled every 500 ms until stopped. */
-function rssSampler(pid: number): { peakMb(): number; stop(): void } {
-  let peak = 0;
-  const sample = () => {
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
-    } catch {
-      // the process has exited
-    }
-  };
-  sample();
-  const timer = setInterval(sample, 500);
-  return { peakMb: () => peak, stop: () => clearInterval(timer) };
 }
 
 /**
