@@ -15,6 +15,7 @@ import { consoleRoutes } from '../console/routes.ts';
 import { installErrorHandler } from './errors.ts';
 import { installMetrics, type MetricsSources } from './metrics.ts';
 import { registerApiDocs } from './openapi.ts';
+import { requestLogger } from './request-log.ts';
 import { opsRoutes } from './ops-routes.ts';
 import { partnerRoutes } from './partner-routes.ts';
 import { installRawBodyParser } from './raw-body.ts';
@@ -46,6 +47,8 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     loggerInstance: opts.logger,
     // Per-request info logs halve throughput: requests are logged at debug, errors always.
     logController: new LogController({ disableRequestLogging: true }),
+    // req.log is made when a request first logs (request-log.ts), not for every request.
+    childLoggerFactory: requestLogger,
     // A client's X-Request-Id is taken only when it is a short token of safe characters; anything
     // else (long, spaces, quotes, control characters) is replaced, so it cannot forge log lines.
     requestIdHeader: false,

@@ -176,6 +176,7 @@ describe('partner secrets and the admin token in the database', () => {
     const body = JSON.stringify({ id: 'IAI123456ABC' });
     const signature = signatureHeader(logged.demo.id, logged.demo.secret, body);
     // A real failure of the database under a request: its table is gone for a moment.
+    let partnerId: unknown;
     await query(url, 'alter table orders rename to orders_away');
     try {
       const partnerCall = await logged.service.app.inject({
@@ -185,6 +186,7 @@ describe('partner secrets and the admin token in the database', () => {
         payload: body,
       });
       expect(partnerCall.statusCode).toBe(500);
+      partnerId = partnerCall.headers['x-request-id'];
       const adminCall = await logged.service.app.inject({
         method: 'GET',
         url: '/admin/orders',
@@ -207,7 +209,10 @@ describe('partner secrets and the admin token in the database', () => {
     );
     const errors = lines.filter((l) => JSON.parse(l).level >= 50);
     expect(errors.length).toBeGreaterThanOrEqual(3);
-    expect(errors.filter((l) => l.includes('"unexpected failure"'))).toHaveLength(2);
+    const failures = errors.filter((l) => l.includes('"unexpected failure"'));
+    expect(failures).toHaveLength(2);
+    // Each carries the id of its request (req.log is made only when a request logs: request-log.ts).
+    expect(JSON.parse(failures[0]!)).toMatchObject({ reqId: partnerId, msg: 'unexpected failure' });
     expect(errors.join('')).toContain('orders');
     const signatureHex = signature.split(':')[1]!;
     for (const line of lines) {
