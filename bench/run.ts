@@ -405,7 +405,7 @@ async function main(): Promise<void> {
     `BENCH_SECONDS=${SECONDS}`,
     ...['BENCH_ENGINES', 'BENCH_ONLY', 'BENCH_ORDERS_LARGE']
       .filter((k) => process.env[k])
-      .map((k) => `${k}=${process.env[k]}`),
+      .map((k) => `${k}=${/\s/.test(process.env[k]!) ? `'${process.env[k]}'` : process.env[k]}`),
     'npm run bench',
   ].join(' ');
   writeFileSync(
