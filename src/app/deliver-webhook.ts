@@ -11,6 +11,7 @@ import {
   markDelivered,
   recordAttempt,
   settleAttempt,
+  settleUnlessWaiting,
 } from '../db/repos/webhooks.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
 import { signatureHeader, webhookSignature } from '../signature.ts';
@@ -115,22 +116,25 @@ export async function deliverEvent(svc: Services, eventId: string): Promise<Deli
   const delay = result.delivered ? undefined : schedule[attempt - 1];
   const state = result.delivered ? 'delivered' : delay === undefined ? 'failed' : 'pending';
   const at = new Date(await svc.clock.now());
-  await svc.db.transaction().execute(async (trx) => {
-    const { updated, next } = await settleAttempt(
-      trx,
-      attemptRow(event.order_id, result, at, 'automatic', attempt),
-      {
+  const record = attemptRow(event.order_id, result, at, 'automatic', attempt);
+  // Settled with no event of the order waiting behind it (the common case): one statement, no
+  // transaction. Otherwise the transaction that settles it releases the next, with its job.
+  const alone =
+    state !== 'pending' && (await settleUnlessWaiting(svc.db, record, { attempts: attempt, state, at }));
+  if (!alone || !alone.applied) {
+    await svc.db.transaction().execute(async (trx) => {
+      const { updated, next } = await settleAttempt(trx, record, {
         attempts: attempt,
         state,
         // Jobs wait by the real clock, whatever the sandbox clock says.
         nextAt: delay === undefined ? null : new Date(Date.now() + delay * 1000),
         at,
-      },
-    );
-    if (!updated) return;
-    if (state === 'pending') await enqueueDelivery(svc, trx, event.id, event.partner_id, delay!);
-    else if (next) await enqueueDelivery(svc, trx, next, event.partner_id, 0);
-  });
+      });
+      if (!updated) return;
+      if (state === 'pending') await enqueueDelivery(svc, trx, event.id, event.partner_id, delay!);
+      else if (next) await enqueueDelivery(svc, trx, next, event.partner_id, 0);
+    });
+  }
   if (state === 'failed') {
     svc.log.warn(
       { eventId, orderId: event.order_id, attempts: attempt },

@@ -155,6 +155,68 @@ const attemptValues = (a: AttemptRecord) => ({
   latency_ms: a.latencyMs,
 });
 
+/**
+ * A settled attempt (delivered, or failed for good) of an event that no later event of its order
+ * waits behind, the common case: the attempt and the outcome in one statement, outside any
+ * transaction (nothing is enqueued, so nothing else needs to commit with it). When an event of the
+ * order is waiting it changes nothing and answers `applied: false`: then settleAttempt, in a
+ * transaction, settles and releases the next one with its job.
+ */
+export async function settleUnlessWaiting(
+  db: Kysely<DB>,
+  a: AttemptRecord,
+  o: { attempts: number; state: 'delivered' | 'failed'; at: Date },
+): Promise<{ applied: boolean; updated: boolean }> {
+  const noneWaiting = sql<boolean>`not exists (select 1 from webhook_events w where w.order_id = ${a.orderId} and w.state = 'waiting')`;
+  const row = await db
+    .with('attempt', (q) =>
+      q
+        .insertInto('webhook_attempts')
+        .columns([
+          'order_id',
+          'event_id',
+          'attempt',
+          'url',
+          'trigger',
+          'attempted_at',
+          'http_status',
+          'error',
+          'latency_ms',
+        ])
+        .expression(
+          db
+            .selectNoFrom([
+              sql<string>`${a.orderId}::text`.as('order_id'),
+              sql<string>`${a.eventId}::text`.as('event_id'),
+              sql<number | null>`${a.attempt}::int`.as('attempt'),
+              sql<string | null>`${a.url}::text`.as('url'),
+              sql<'automatic' | 'operator'>`${a.trigger}::text`.as('trigger'),
+              sql<Date>`${a.at}::timestamptz`.as('attempted_at'),
+              sql<number | null>`${a.httpStatus}::int`.as('http_status'),
+              sql<string | null>`${a.error}::text`.as('error'),
+              sql<number>`${a.latencyMs}::int`.as('latency_ms'),
+            ])
+            .where(noneWaiting),
+        )
+        .returning('id'),
+    )
+    .with('outcome', (q) =>
+      q
+        .updateTable('webhook_events')
+        .set({ attempts: o.attempts, state: o.state, next_attempt_at: null, settled_at: o.at })
+        .where('id', '=', a.eventId)
+        .where('state', '=', 'pending')
+        .where(noneWaiting)
+        .returning('id'),
+    )
+    .selectNoFrom((eb) => [
+      noneWaiting.as('applied'),
+      eb.exists(eb.selectFrom('outcome').select('outcome.id')).as('updated'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { applied: Boolean(row.applied), updated: Boolean(row.updated) };
+}
+
 export async function recordAttempt(db: Conn, a: AttemptRecord): Promise<void> {
   await db.insertInto('webhook_attempts').values(attemptValues(a)).execute();
 }
