@@ -56,7 +56,7 @@ async function measured(target: Running, ctx: Context, orders: number): Promise<
   return { ...timed(await load(ctx.seconds)), label: `, ${fmt(orders)} orders` };
 }
 
-/** Random ids of the partner's orders, and the plans of get-order's two queries for one of them. */
+/** Random ids of the partner's orders, and the plan of get-order's query for one of them. */
 async function demoOrders(url: string, partner: string): Promise<string[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
@@ -66,10 +66,10 @@ async function demoOrders(url: string, partner: string): Promise<string[]> {
       [partner, IDS],
     );
     const id = rows[0]?.id ?? '';
-    // The statements of src/db/repos/orders.ts findOrder and orderItems.
+    // The statement of src/db/repos/orders.ts findOrderWithItems: the order and its items.
     for (const q of [
-      'select * from orders where id = $1',
-      'select * from order_items where order_id = $1 order by idx',
+      `select orders.*, (select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i
+       where i.order_id = orders.id) as _items from orders where id = $1`,
     ]) {
       const plan = await c.query<{ 'QUERY PLAN': string }>(`explain ${q}`, [id]);
       const text = plan.rows.map((r) => r['QUERY PLAN']).join(' / ');
