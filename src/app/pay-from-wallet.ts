@@ -2,8 +2,7 @@ import type { Transaction } from 'kysely';
 import { badRequest, DomainError, forbidden, notPayable } from '../domain/errors.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
 import { INSUFFICIENT, NO_WALLET, SPENDING_DISABLED } from '../domain/wallet.ts';
-import { transition } from '../db/repos/orders.ts';
-import { debitForOrder, findWallet, lockOrderForWalletPayment } from '../db/repos/wallets.ts';
+import { findWallet, lockOrderForWalletPayment, payOrderFromWallet } from '../db/repos/wallets.ts';
 import type { DB, PartnerRow } from '../db/schema.ts';
 import { balanceSpendingEnabled, SPENDING_KEY } from './admin/settings.ts';
 import { checkLocked } from './confirm-order.ts';
@@ -79,25 +78,20 @@ async function pay(
   await svc.jobs.enqueue(trx, 'issue-order', { orderId: id }, { singletonKey: `issue:${id}` });
   const at = new Date(now);
   const actor = `partner:${partner.id}`;
-  // The payment's receipt and sub-wallet are added by the booking, which chooses the sub-wallet.
-  const payment = { transaction_id: `wallet:${id}`, paid_at: now, amount_bani: order.price, currency: 'MDL' };
-  const moved = await transition(trx, id, 'draft', 'paid', {
-    actor,
-    reason: 'wallet payment',
-    at,
-    set: { payment: JSON.stringify(payment), payment_method: 'wallet', paid_at: at },
-  });
-  if (!moved) throw new Error(`order ${id} changed under its row lock`);
   // Last: the wallet row is locked by this statement and released by the commit right after it.
+  // The statement also moves the order to paid (its receipt and sub-wallet chosen by the booking).
   await enterGate();
-  const booked = await debitForOrder(trx, {
+  const booked = await payOrderFromWallet(trx, {
     partnerId: partner.id,
     orderId: id,
     price: order.price,
+    payment: { transaction_id: `wallet:${id}`, paid_at: now, amount_bani: order.price, currency: 'MDL' },
+    reason: 'wallet payment',
     actor,
     at,
   });
   if (!booked) throw badRequest(INSUFFICIENT);
+  if (!booked.moved) throw new Error(`order ${id} changed under its row lock`);
   // Rule 3: the order exactly as get-order would show it now.
   const paid = { ...order, status: 'paid' as const };
   return orderView(paid, items, now, {

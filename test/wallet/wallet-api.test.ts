@@ -125,6 +125,27 @@ describe('pay-order-from-balance: which wallet pays', () => {
       expect.objectContaining({ wallet: 'promo', amount: -price, balance_after: 0, kind: 'payment' }),
     ]);
     expect(detail.body.history.map((e: { to: string }) => e.to)).toContain('paid');
+    // One statement books the payment and moves the order: the event and the whole payment are there.
+    const db = h.service.svc.db;
+    const events = await sql<{ from_status: string | null; to_status: string; reason: string | null }>`
+      select from_status, to_status, reason, actor from order_events where order_id = ${id} order by id`.execute(
+      db,
+    );
+    expect(events.rows.slice(0, 2)).toEqual([
+      { from_status: null, to_status: 'draft', reason: null, actor: `partner:${p.id}` },
+      { from_status: 'draft', to_status: 'paid', reason: 'wallet payment', actor: `partner:${p.id}` },
+    ]);
+    const stored = await sql<{ payment: unknown; entry: number }>`
+      select o.payment, (select max(id) from ledger_entries l where l.order_id = o.id) as entry
+      from orders o where o.id = ${id}`.execute(db);
+    expect(stored.rows[0]!.payment).toEqual({
+      transaction_id: `wallet:${id}`,
+      paid_at: expect.closeTo(CLOCK_MS, -5), // the sandbox clock runs on from CLOCK_MS
+      amount_bani: Math.round(price * 100),
+      currency: 'MDL',
+      receipt_id: `wallet:${stored.rows[0]!.entry}`,
+      wallet: 'promo',
+    });
     // Issuance proceeds exactly as after confirm-order.
     await h.waitForStatus(id, 'completed', { creds: p });
   });

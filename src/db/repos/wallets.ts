@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { assertTransition } from '../../domain/order-state.ts';
 import type { SpendableWallet } from '../../domain/wallet.ts';
 import type { DB, LedgerEntriesTable, OrderItemRow, OrderRow, SubWallet, WalletRow } from '../schema.ts';
 
@@ -125,25 +126,42 @@ export async function lockOrderForWalletPayment(
 }
 
 /**
- * The booking of a wallet payment, in one statement taken last in the caller's transaction (which
- * has locked the order, a draft it already moved to paid): lock the wallet, choose the sub-wallet
- * (promo when it alone covers the price, else online; this is the only place that rule is
- * written), debit it, append the ledger entry with its balance_after, and complete the order's
- * payment with the receipt naming the entry and the sub-wallet. A free order debits nothing and
- * books no entry (amounts are never zero): its receipt is `wallet:0`, from promo.
+ * The wallet payment, in one statement taken last in the caller's transaction (which has locked
+ * the draft): lock the wallet, choose the sub-wallet (promo when it alone covers the price, else
+ * online; this is the only place that rule is written), debit it, append the ledger entry with its
+ * balance_after, and move the order draft → paid with its payment (the receipt naming the entry
+ * and the sub-wallet) and the event, as transition() does (the same state machine check, the same
+ * guard on the status in SQL). One statement where a transition and a booking took two, and one
+ * new version of the order row instead of two. A free order debits nothing and books no entry
+ * (amounts are never zero): its receipt is `wallet:0`, from promo.
  *
  * Every payment of a partner queues on the wallet row, so the statement holds it only while the
  * server runs it and the caller commits. Answers undefined, having changed nothing, when neither
- * sub-wallet covers the price (the caller rolls back).
+ * sub-wallet covers the price (the caller rolls back); `moved: false` when the order was no
+ * longer a draft (nothing is booked then either: the caller rolls back).
  */
-export async function debitForOrder(
+export async function payOrderFromWallet(
   trx: Transaction<DB>,
-  p: { partnerId: string; orderId: string; price: number; actor: string; at: Date },
-): Promise<{ wallet: SpendableWallet; entryId: number | null } | undefined> {
+  p: {
+    partnerId: string;
+    orderId: string;
+    price: number;
+    /** The order's payment before the booking adds its receipt_id and wallet. */
+    payment: Record<string, unknown>;
+    reason: string;
+    actor: string;
+    at: Date;
+  },
+): Promise<{ wallet: SpendableWallet; entryId: number | null; moved: boolean } | undefined> {
   if (!Number.isSafeInteger(p.price) || p.price < 0) throw new Error(`not a price in bani: ${p.price}`);
+  assertTransition('draft', 'paid');
   const price = sql`${p.price}::bigint`;
   const at = sql`${p.at}::timestamptz`;
-  const { rows } = await sql<{ wallet: SpendableWallet; entry_id: string | number | null }>`
+  const { rows } = await sql<{
+    wallet: SpendableWallet | null;
+    entry_id: string | number | null;
+    moved: boolean;
+  }>`
     with w as (
       select partner_id,
              case when promo >= ${price} then 'promo' when online >= ${price} then 'online' end as sub
@@ -162,16 +180,30 @@ export async function debitForOrder(
       from d
       returning id
     ), o as (
-      update orders set payment = orders.payment || jsonb_build_object(
-        'receipt_id', coalesce('wallet:' || (select id from l), 'wallet:0'), 'wallet', w.sub)
-      from w where orders.id = ${p.orderId} and w.sub is not null
+      update orders set
+        status = 'paid',
+        payment = ${JSON.stringify(p.payment)}::jsonb || jsonb_build_object(
+          'receipt_id', coalesce('wallet:' || (select id from l), 'wallet:0'), 'wallet', w.sub),
+        payment_method = 'wallet',
+        paid_at = ${at},
+        updated_at = ${at}
+      from w where orders.id = ${p.orderId} and orders.status = 'draft' and w.sub is not null
       returning orders.id
+    ), e as (
+      insert into order_events (order_id, from_status, to_status, reason, actor, at)
+      select o.id, 'draft', 'paid', ${p.reason}::text, ${p.actor}::text, ${at} from o
+      returning id
     )
-    select w.sub as wallet, (select id from l) as entry_id from w where exists (select 1 from o)`.execute(
+    select w.sub as wallet, (select id from l) as entry_id, exists (select 1 from e) as moved from w`.execute(
     trx,
   );
   const row = rows[0];
-  return row && { wallet: row.wallet, entryId: row.entry_id === null ? null : Number(row.entry_id) };
+  if (!row?.wallet) return undefined;
+  return {
+    wallet: row.wallet,
+    entryId: row.entry_id === null ? null : Number(row.entry_id),
+    moved: row.moved,
+  };
 }
 
 /**
