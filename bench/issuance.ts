@@ -139,6 +139,22 @@ function cpuSeconds(servicePid: number, dataDir: string): { service: number; pos
   return { service: seconds(stat(servicePid)), postgres };
 }
 
+/** The service's memory as its /metrics tells it (the main thread's V8 heap) beside its RSS. */
+async function memory(target: Running): Promise<string> {
+  const res = await fetch(`${target.url}/metrics`, {
+    headers: { authorization: `Bearer ${target.adminToken}` },
+  });
+  const text = await res.text();
+  const mb = (name: string) => {
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    return m ? `${(Number(m[1]) / 1048576).toFixed(0)} MB` : '?';
+  };
+  return (
+    `RSS ${mb('process_resident_memory_bytes')}, main heap ${mb('nodejs_heap_size_used_bytes')} used of ` +
+    `${mb('nodejs_heap_size_total_bytes')}, external ${mb('nodejs_external_memory_bytes')}`
+  );
+}
+
 const quantile = (sorted: number[], q: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]! : Number.NaN;
 
@@ -216,6 +232,7 @@ export async function measureIssuance(): Promise<IssuanceResult> {
     const hi = Math.floor(times.length * 0.9);
     const sustainedPerSec = (hi - lo) / ((times[hi]! - times[lo]!) / 1000);
     const cpu1 = cpuSeconds(service.pid, dir);
+    console.log(`  at the end of the burst: ${await memory(service)}`);
     console.log(
       `burst: ${ORDERS} orders issued and delivered at ${burstDrainPerSec.toFixed(0)}/s ` +
         `(${sustainedPerSec.toFixed(0)}/s over the middle 80 %); CPU an order: service ` +

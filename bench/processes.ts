@@ -83,6 +83,9 @@ export async function startPolita(env: Record<string, string>, nodeArgs: string[
       cwd: ROOT,
       // The rate limiter runs and counts as in production; the limit is above what the load sends.
       env: {
+        // As `npm start` sets it: glibc's malloc keeps two arenas, not one per thread and core (the PDF
+        // thread's zlib and fontkit buffers held ~100 MB in arenas of their own).
+        MALLOC_ARENA_MAX: '2',
         ...childEnv,
         PORT: String(port),
         HOST: '127.0.0.1',

@@ -55,7 +55,7 @@ function parseOnce(file: Buffer): Font {
 }
 
 /** Distinct words laid out and remembered per face; past it the memo starts again. */
-const LAYOUT_MEMO_WORDS = 20_000;
+const LAYOUT_MEMO_WORDS = 5_000;
 
 /**
  * The face with `layout` remembered per word. Shaping a word through DejaVu's GSUB/GPOS tables was
