@@ -58,7 +58,7 @@ function parseOnce(file: Buffer): Font {
 const LAYOUT_MEMO_WORDS = 5_000;
 
 /**
- * The face with `layout` remembered per word. Shaping a word through DejaVu's GSUB/GPOS tables was
+ * The face with `layout` remembered per word (and each glyph's outline decoded once, below). Shaping a word through DejaVu's GSUB/GPOS tables was
  * a sixth of a policy's render time, and a policy is mostly the same words (labels, headings,
  * footer, product names). pdfkit lays text out word by word and scales the positions it is given
  * in place, so each call answers a fresh copy of the remembered positions. Everything else is the
@@ -81,7 +81,31 @@ function withLayoutMemo(font: Font): Font {
       ),
     });
   };
-  return Object.create(font, { layout: { value: layout } }) as Font;
+  return Object.create(font, {
+    layout: { value: layout },
+    getGlyph: { value: (id: number, codePoints?: number[]) => decodeOnce(font.getGlyph(id, codePoints)) },
+  }) as Font;
+}
+
+const decodedOnce = new WeakSet<object>();
+
+/**
+ * A glyph whose outline is decoded once per process. pdfkit's subset decodes the outline of every
+ * glyph a policy uses, every policy (a fifth of its render time; fontkit caches the glyph object,
+ * not its outline). `_decode` is fontkit's own (2.0.4, pinned) and answers the same for a glyph
+ * every time; a fontkit without it is used as it is. Tested: the PDFs are byte for byte the same.
+ */
+function decodeOnce<G extends object>(glyph: G): G {
+  if (decodedOnce.has(glyph) || !hasDecode(glyph)) return glyph;
+  decodedOnce.add(glyph);
+  const decode = glyph._decode.bind(glyph);
+  let outline: { value: unknown } | undefined;
+  glyph._decode = () => (outline ??= { value: decode() }).value;
+  return glyph;
+}
+
+function hasDecode(glyph: object): glyph is { _decode: () => unknown } {
+  return typeof (glyph as { _decode?: unknown })._decode === 'function';
 }
 
 // Read and parse once per process: every render needs both faces.
