@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { assertTransition, type OrderStatus } from '../../domain/order-state.ts';
+import { compiledOnce } from '../compiled.ts';
 import type { DB, NewOrderItem, OrderItemRow, OrderRow, OrdersTable } from '../schema.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
@@ -63,6 +64,14 @@ async function orderWithItems(
   id: string,
   lock: boolean,
 ): Promise<{ order: OrderRow; items: OrderItemRow[] } | undefined> {
+  const { rows } = await orderWithItemsStatement(db, { id }, lock ? 'lock' : '');
+  const row = rows[0];
+  if (!row) return undefined;
+  const { _items, ...order } = row;
+  return { order, items: _items };
+}
+
+const orderWithItemsStatement = compiledOnce((db, a: { id: string }, shape) => {
   const query = db
     .selectFrom('orders')
     .selectAll('orders')
@@ -73,12 +82,9 @@ async function orderWithItems(
         '_items',
       ),
     )
-    .where('id', '=', id);
-  const row = await (lock ? query.forUpdate() : query).executeTakeFirst();
-  if (!row) return undefined;
-  const { _items, ...order } = row;
-  return { order, items: _items };
-}
+    .where('id', '=', a.id);
+  return shape === 'lock' ? query.forUpdate() : query;
+});
 
 export async function orderItems(db: Conn, orderId: string): Promise<OrderItemRow[]> {
   return db.selectFrom('order_items').selectAll().where('order_id', '=', orderId).orderBy('idx').execute();
@@ -98,17 +104,41 @@ export async function transition(
     actor: string;
     reason?: string;
     at: Date;
+    /** Plain values (no SQL expressions): the statement is compiled once per set of columns. */
     set?: Omit<Updateable<OrdersTable>, 'status' | 'updated_at'>;
   },
 ): Promise<boolean> {
   assertTransition(from, to);
-  const event = await trx
+  const args: Record<string, unknown> = {
+    id,
+    from,
+    to,
+    reason: e.reason ?? null,
+    actor: e.actor,
+    at: e.at,
+  };
+  let shape = '';
+  for (const [column, value] of Object.entries(e.set ?? {})) {
+    if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+      throw new Error(`transition: ${column} must be a value, not an expression`);
+    }
+    args[`set.${column}`] = value;
+    shape += shape ? `,${column}` : column;
+  }
+  const { rows } = await transitionStatement(trx, args, shape);
+  return rows.length > 0;
+}
+
+const transitionStatement = compiledOnce((db, a: Record<string, unknown>, shape) => {
+  const set: Record<string, unknown> = {};
+  for (const column of shape.split(',').filter(Boolean)) set[column] = a[`set.${column}`];
+  return db
     .with('moved', (q) =>
       q
         .updateTable('orders')
-        .set({ ...e.set, status: to, updated_at: e.at })
-        .where('id', '=', id)
-        .where('status', '=', from)
+        .set({ ...(set as Updateable<OrdersTable>), status: a.to as OrderStatus, updated_at: a.at as Date })
+        .where('id', '=', a.id as string)
+        .where('status', '=', a.from as OrderStatus)
         .returning('id'),
     )
     .insertInto('order_events')
@@ -119,17 +149,15 @@ export async function transition(
         .selectFrom('moved')
         .select([
           'moved.id',
-          sql<OrderStatus>`${from}::text`.as('from_status'),
-          sql<OrderStatus>`${to}::text`.as('to_status'),
-          sql<string | null>`${e.reason ?? null}::text`.as('reason'),
-          sql<string>`${e.actor}::text`.as('actor'),
-          sql<Date>`${e.at}::timestamptz`.as('at'),
+          sql<OrderStatus>`${a.from}::text`.as('from_status'),
+          sql<OrderStatus>`${a.to}::text`.as('to_status'),
+          sql<string | null>`${a.reason}::text`.as('reason'),
+          sql<string>`${a.actor}::text`.as('actor'),
+          sql<Date>`${a.at}::timestamptz`.as('at'),
         ]),
     )
-    .returning('order_events.id')
-    .executeTakeFirst();
-  return event !== undefined;
-}
+    .returning('order_events.id');
+});
 
 /**
  * An item issued: what the provider answered, and its policy PDF stored under a download token, in

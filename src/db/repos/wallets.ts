@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { assertTransition } from '../../domain/order-state.ts';
 import type { SpendableWallet } from '../../domain/wallet.ts';
+import { compiledOnce } from '../compiled.ts';
 import type { DB, LedgerEntriesTable, OrderItemRow, OrderRow, SubWallet, WalletRow } from '../schema.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
@@ -105,25 +106,30 @@ export async function lockOrderForWalletPayment(
 ): Promise<
   { order: OrderRow; items: OrderItemRow[]; hasWallet: boolean; spending: boolean | null } | undefined
 > {
-  const row = await trx
-    .selectFrom('orders')
-    .selectAll('orders')
-    .select([
-      sql<
-        OrderItemRow[]
-      >`(select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i where i.order_id = orders.id)`.as(
-        '_items',
-      ),
-      sql<boolean>`exists (select 1 from wallets w where w.partner_id = ${partnerId})`.as('_has_wallet'),
-      sql<boolean | null>`(select s.value from settings s where s.key = ${spendingKey})`.as('_spending'),
-    ])
-    .where('id', '=', id)
-    .forUpdate()
-    .executeTakeFirst();
+  const { rows } = await lockForWalletPaymentStatement(trx, { id, partnerId, spendingKey });
+  const row = rows[0];
   if (!row) return undefined;
   const { _items, _has_wallet, _spending, ...order } = row;
   return { order, items: _items, hasWallet: _has_wallet, spending: _spending };
 }
+
+const lockForWalletPaymentStatement = compiledOnce(
+  (db, a: { id: string; partnerId: string; spendingKey: string }) =>
+    db
+      .selectFrom('orders')
+      .selectAll('orders')
+      .select([
+        sql<
+          OrderItemRow[]
+        >`(select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i where i.order_id = orders.id)`.as(
+          '_items',
+        ),
+        sql<boolean>`exists (select 1 from wallets w where w.partner_id = ${a.partnerId})`.as('_has_wallet'),
+        sql<boolean | null>`(select s.value from settings s where s.key = ${a.spendingKey})`.as('_spending'),
+      ])
+      .where('id', '=', a.id)
+      .forUpdate(),
+);
 
 /**
  * The wallet payment, in one statement taken last in the caller's transaction (which has locked
