@@ -20,15 +20,6 @@ export class PartnerDirectory {
   /** Reads in flight: the requests of one partner arriving during a refresh share its one query. */
   private readonly loading = new Map<string, Promise<PartnerWithSecrets | undefined>>();
 
-  /**
-   * The partner as cached, when the cache holds it and it is fresh (`{ partner: undefined }`: known
-   * not to exist); undefined when only get() can say. Lets a signed request skip a promise.
-   */
-  peek(id: string): { partner: PartnerWithSecrets | undefined } | undefined {
-    const hit = this.cache.get(id);
-    return hit && Date.now() - hit.at < this.ttlMs ? hit : undefined;
-  }
-
   async get(id: string): Promise<PartnerWithSecrets | undefined> {
     const hit = this.cache.get(id);
     const now = Date.now();

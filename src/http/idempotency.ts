@@ -23,7 +23,8 @@ const conflict = (message: string) => ({ statusCode: 409, error: 'Conflict', mes
  * before it is sent, so a retry that follows a lost answer finds it.
  */
 export function installIdempotency(app: FastifyInstance, svc: Services): void {
-  const preHandler = async (req: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!req.routeOptions.config.idempotent) return;
     const key = req.headers[HEADER];
     if (key === undefined) return;
     if (typeof key !== 'string' || !VALID_KEY.test(key)) {
@@ -59,9 +60,9 @@ export function installIdempotency(app: FastifyInstance, svc: Services): void {
           ),
         );
     }
-  };
+  });
 
-  const onSend = async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const key = req.idempotencyKey;
     if (key === undefined) return payload;
     req.idempotencyKey = undefined;
@@ -69,15 +70,5 @@ export function installIdempotency(app: FastifyInstance, svc: Services): void {
       typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
     await finishIdempotent(svc, { partnerId: req.partner.id, key, status: reply.statusCode, body });
     return payload;
-  };
-
-  // Hooks of the idempotent routes only: the others (get-offers) pay no promise for them.
-  app.addHook('onRoute', (route) => {
-    if (!route.config?.idempotent) return;
-    route.preHandler = [...hooks(route.preHandler), preHandler];
-    route.onSend = [...hooks(route.onSend), onSend];
   });
 }
-
-const hooks = <T>(given: T | T[] | undefined): T[] =>
-  given === undefined ? [] : Array.isArray(given) ? given : [given];

@@ -4,15 +4,11 @@ import type { PartnerDirectory } from '../app/partner-directory.ts';
 import type { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import { parseSignatureHeader, SIGNATURE_HEADER, verify } from '../signature.ts';
 import { reasonBody, sendError } from './errors.ts';
-import { readJsonBody } from './raw-body.ts';
-
-/** Where the signature check leaves the partner (a field of every request: no WeakMap to keep). */
-const kPartner: unique symbol = Symbol('polita.partner');
+import { parseJsonBody } from './raw-body.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     partner: PartnerWithSecrets;
-    [kPartner]: PartnerWithSecrets | null;
   }
 }
 
@@ -33,15 +29,15 @@ export function installPartnerAuth(
   limits: { counter: SharedWindowCounter; failuresPerMinute: number },
 ): void {
   // Set by the signature check before any handler runs; reading it earlier is a bug, said at once.
-  app.decorateRequest(kPartner, null);
+  const authenticated = new WeakMap<FastifyRequest, PartnerWithSecrets>();
   app.decorateRequest('partner', {
     getter(this: FastifyRequest) {
-      const partner = this[kPartner];
+      const partner = authenticated.get(this);
       if (!partner) throw new Error('request.partner read before the signature was checked');
       return partner;
     },
     setter(this: FastifyRequest, partner: PartnerWithSecrets) {
-      this[kPartner] = partner;
+      authenticated.set(this, partner);
     },
   });
   const key = (request: FastifyRequest) => `auth-failures:${request.ip}`;
@@ -74,68 +70,17 @@ export function installPartnerAuth(
     done();
   });
 
-  // A callback hook: a cached partner (nearly every request) is checked without a promise.
-  app.addHook(
-    'preValidation',
-    (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-      if (throttled(request, reply)) return;
-      const header = request.headers[SIGNATURE_HEADER];
-      const parsed = typeof header === 'string' ? parseSignatureHeader(header) : null;
-      if (!parsed) {
-        refuse(request, reply, FORBIDDEN);
-        return;
-      }
-      const check = (partner: PartnerWithSecrets | undefined) => {
-        const body = request.rawBody ?? EMPTY;
-        if (!partner || partner.disabled || !verify(partner.secrets, body, parsed.signature)) {
-          refuse(request, reply, FORBIDDEN);
-          return;
-        }
-        request.partner = partner;
-        if (readJsonBody(request, reply)) done();
-      };
-      const cached = partners.peek(parsed.partnerId);
-      if (cached) check(cached.partner);
-      else partners.get(parsed.partnerId).then(check).catch(done);
-    },
-  );
-}
-
-const EMPTY = Buffer.alloc(0);
-
-/**
- * The per-partner limit of /v1: each signed request counts in its partner's window of a minute
- * (shared by every instance, rate-limit-store.ts), and one past `limitOf(partner)` answers 429 with
- * Retry-After and the X-RateLimit-* headers. What @fastify/rate-limit did with this store, as a
- * callback hook: that plugin's async hook cost every request five promises.
- */
-export function installPartnerRateLimit(
-  app: FastifyInstance,
-  limits: { counter: SharedWindowCounter; limitOf: (partner: PartnerWithSecrets) => number },
-): void {
-  app.addHook(
-    'preValidation',
-    (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-      const partner = request.partner;
-      const max = limits.limitOf(partner);
-      let current = 0;
-      let ttl = 0;
-      limits.counter.incr(`partner:${partner.id}`, (_err, res) => ({ current, ttl } = res), MINUTE);
-      if (current <= max) {
-        done();
-        return;
-      }
-      const seconds = Math.ceil(ttl / 1000);
-      reply
-        .header('x-ratelimit-limit', max)
-        .header('x-ratelimit-remaining', 0)
-        .header('x-ratelimit-reset', seconds)
-        .header('retry-after', seconds);
-      done(
-        Object.assign(new Error(`Rate limit exceeded: ${max} requests a minute; retry after ${seconds} s`), {
-          statusCode: 429,
-        }),
-      );
-    },
-  );
+  app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (throttled(request, reply)) return reply;
+    const header = request.headers[SIGNATURE_HEADER];
+    const parsed = typeof header === 'string' ? parseSignatureHeader(header) : null;
+    if (!parsed) return refuse(request, reply, FORBIDDEN);
+    const partner = await partners.get(parsed.partnerId);
+    const body = request.rawBody ?? Buffer.alloc(0);
+    if (!partner || partner.disabled || !verify(partner.secrets, body, parsed.signature)) {
+      return refuse(request, reply, FORBIDDEN);
+    }
+    request.partner = partner;
+    return parseJsonBody(request, reply);
+  });
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { reasonBody, sendError } from './errors.ts';
 import { BAD_TEXT, badBodyText } from './text-guard.ts';
 
@@ -28,28 +28,20 @@ export function installRawBodyParser(app: FastifyInstance): void {
 }
 
 /**
- * The raw bytes become `request.body`; false (and a 400 sent) when they are not JSON or hold a
+ * preValidation step: the raw bytes become `request.body`, or a 400 when they are not JSON or hold a
  * string PostgreSQL cannot store.
  */
-export function readJsonBody(request: FastifyRequest, reply: FastifyReply): boolean {
+export async function parseJsonBody(request: FastifyRequest, reply: import('fastify').FastifyReply) {
   const raw = request.rawBody;
   if (!raw || raw.length === 0) {
     request.body = undefined;
-    return true;
+    return;
   }
   try {
     request.body = JSON.parse(raw.toString('utf8'));
   } catch {
-    sendError(reply, reasonBody(400, 'Body is not valid JSON'));
-    return false;
+    return sendError(reply, reasonBody(400, 'Body is not valid JSON'));
   }
   const bad = badBodyText(raw, request.body);
-  if (!bad) return true;
-  sendError(reply, reasonBody(400, `${bad} ${BAD_TEXT}`));
-  return false;
-}
-
-/** readJsonBody as a preValidation hook. */
-export async function parseJsonBody(request: FastifyRequest, reply: FastifyReply) {
-  if (!readJsonBody(request, reply)) return reply;
+  if (bad) return sendError(reply, reasonBody(400, `${bad} ${BAD_TEXT}`));
 }
