@@ -29,6 +29,26 @@ const policy: PolicyDocument = {
 const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
 describe('renderPolicyPdf', () => {
+  it('renders a policy again, its words and glyph outlines remembered, byte for byte as the first time', async () => {
+    // Words and letters no other test of this file uses, so the first render lays out and decodes
+    // them afresh and the second takes them from the per-process memo (policy-pdf.ts).
+    const fresh: PolicyDocument = {
+      ...policy,
+      customer: { name: 'Жанна Ёлкина-Quixote', phone: '+37369000000' },
+      fields: [{ label: 'Zwölf Boxkämpfer', value: 'jagen Viktor quer über den Sylter Deich' }],
+    };
+    // The creation date and the file /ID (a hash of it) differ from render to render.
+    const withoutDate = (pdf: Buffer) =>
+      pdf
+        .toString('latin1')
+        .replace(/\(D:\d{14}Z\)/g, '')
+        .replace(/\/ID \[<[0-9a-f]+> <[0-9a-f]+>\]/, '');
+    const first = await renderPolicyPdf(fresh);
+    const again = await renderPolicyPdf(fresh);
+    expect(withoutDate(again)).toBe(withoutDate(first));
+    expect(squash(await extractPdfText(again))).toContain('Жанна Ёлкина-Quixote');
+  });
+
   it('renders an A4 PDF whose text, diacritics included, reads back exactly', async () => {
     const pdf = await renderPolicyPdf(policy);
     expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
