@@ -36,6 +36,8 @@ export interface Verdict {
 /** The anchors of one engine, measured on its server when a scenario first needs them. */
 export interface Anchors {
   pgbench?: Anchor;
+  /** pgbench at scale 50: shown beside the judged ratio, not judged. */
+  pgbenchWide?: Anchor;
   walletTx?: Anchor;
   walletTxHot?: Anchor;
 }
@@ -141,8 +143,18 @@ export const SCENARIOS: Scenario[] = [
         },
       },
     ]),
-    anchors: ['pgbench'],
-    judge: shareOf('pgbench', 0.4, 'pairs/s'),
+    anchors: ['pgbench', 'pgbenchWide'],
+    judge(m, anchors) {
+      const v = shareOf('pgbench', 0.4, 'pairs/s')(m, anchors);
+      const wide = anchors.pgbenchWide;
+      return wide
+        ? {
+            ...v,
+            anchor: `${v.anchor}; scale ${wide.name.replace(/.*scale /, '')}: ${fmt(wide.rate)} tps`,
+            ratio: `${v.ratio}; ${pctOf(m.rate, wide.rate)} of scale ${wide.name.replace(/.*scale /, '')}`,
+          }
+        : v;
+    },
   },
   {
     ...payments('pay-from-balance rca, 50 partners', RCA_ITEM, 50),
