@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { create, type Font } from 'fontkit';
+import { withFastSubset } from './ttf-subset.ts';
 import PDFDocument from 'pdfkit';
 
 export interface PolicyField {
@@ -51,7 +52,7 @@ let fontCache: Promise<Fonts> | undefined;
 function parseOnce(file: Buffer): Font {
   const parsed = create(file);
   if (!('layout' in parsed)) throw new Error('a policy font must be one face, not a collection');
-  return withLayoutMemo(parsed);
+  return withFastSubset(withLayoutMemo(parsed), file);
 }
 
 /** Distinct words laid out and remembered per face; past it the memo starts again. */
