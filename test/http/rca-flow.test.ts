@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payment, RCA_QUOTE, rcaItem, startHarness, type Harness } from '../support/harness.ts';
 import { extractPdfText } from '../support/pdf-text.ts';
@@ -90,6 +91,13 @@ describe('RCA from quote to policy PDF', () => {
     const text = await extractPdfText(pdf.rawPayload);
     for (const s of ['CHY999', 'HONDA CIVIC', id, 'Ștefan Țurcanu', '+37369123456', 'Demo Partner'])
       expect(text).toContain(s);
+    // Stored as pdfkit deflated it, out of line: PostgreSQL does not run pglz over it (migration 12).
+    const { rows } = await sql<{ storage: string; stored: number }>`
+      select (select attstorage from pg_attribute
+              where attrelid = 'documents'::regclass and attname = 'pdf') as storage,
+             pg_column_size(pdf) as stored
+      from documents where order_id = ${id}`.execute(h.service.svc.db);
+    expect(rows).toEqual([{ storage: 'e', stored: pdf.rawPayload.length }]);
   });
 
   it('fails the order when the provider refuses the vehicle (100000010)', async () => {
