@@ -2,12 +2,13 @@ import type { LookupFunction } from 'node:net';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
-import { findOrder } from '../db/repos/orders.ts';
+import { findOrder, lockOrder } from '../db/repos/orders.ts';
 import { findPartner } from '../db/repos/partners.ts';
 import {
   ensureOperatorEvent,
   findEvent,
   findOrderEvent,
+  holdOrderForSettle,
   markDelivered,
   recordAttempt,
   settleAttempt,
@@ -118,7 +119,8 @@ export async function deliverEvent(svc: Services, eventId: string): Promise<Deli
   const at = new Date(await svc.clock.now());
   const record = attemptRow(event.order_id, result, at, 'automatic', attempt);
   // Settled with no event of the order waiting behind it (the common case): one statement, no
-  // transaction. Otherwise the transaction that settles it releases the next, with its job.
+  // transaction. Otherwise (an event waits, or one was being created: see settleUnlessWaiting)
+  // the transaction that settles it releases the next, with its job.
   const alone =
     state !== 'pending' && (await settleUnlessWaiting(svc.db, record, { attempts: attempt, state, at }));
   if (!alone || !alone.applied) {
@@ -175,6 +177,9 @@ export async function resendOrderEvent(svc: Services, orderId: string): Promise<
     }));
   const result = await attemptDelivery(svc, partner, event.id, event.body);
   await svc.db.transaction().execute(async (trx) => {
+    // The order first (waiting for a transaction that is creating an event of it), so that
+    // releaseNext sees an event created behind this one: see holdOrderForSettle.
+    await holdOrderForSettle(trx, orderId);
     await recordAttempt(trx, attemptRow(orderId, result, at, 'operator', null));
     await audit(trx, {
       action: 'order.resend_webhook',
@@ -194,10 +199,15 @@ export async function resendOrderEvent(svc: Services, orderId: string): Promise<
  * becomes an event now, delivered and retried like any other, so an upgrade loses no webhook.
  */
 export async function emitLegacyCompletion(svc: Services, orderId: string | undefined): Promise<void> {
-  const order = orderId ? await findOrder(svc.db, orderId) : undefined;
-  if (!order || order.status !== 'completed') return;
+  if (!orderId) return;
   const at = new Date(await svc.clock.now());
-  await svc.db.transaction().execute((trx) => emitOrderEvent(svc, trx, order, 'completed', at));
+  await svc.db.transaction().execute(async (trx) => {
+    // Under the order's row lock, as every event is created (createOrderEvent): a refund of the
+    // order is then either before (the order is no longer completed) or after this event.
+    const order = await lockOrder(trx, orderId);
+    if (!order || order.status !== 'completed') return;
+    await emitOrderEvent(svc, trx, order, 'completed', at);
+  });
 }
 
 /** The operator's test event to a partner's webhook URL, before any order: one attempt, not recorded. */

@@ -12,6 +12,13 @@ export type WebhookEventRow = Selectable<WebhookEventsTable>;
  * delivered now) unless an earlier event of the same order is still open: then it `waiting`s
  * behind it, so a receiver sees the events of an order in the order they happened.
  * Returns the event and its state, or undefined when the partner receives no such event.
+ *
+ * The caller holds the order's row lock (lockOrder, or the UPDATE of transition()) since an
+ * earlier statement, and, as its event may wait, has moved the order's status (only the first event
+ * of a completed order is made without a transition, and nothing is open before it): that lock and
+ * that status change are what a settle of the earlier event meets (holdOrderForSettle,
+ * settleUnlessWaiting), so that a waiting event inserted here is never missed by the settle that
+ * should release it.
  */
 export async function createOrderEvent(
   trx: Transaction<DB>,
@@ -98,7 +105,11 @@ export async function eventsFor(db: Conn, orderId: string) {
     .execute();
 }
 
-/** An operator's re-send that got through: the event is delivered, whatever its state was. */
+/**
+ * An operator's re-send that got through: the event is delivered, whatever its state was. The
+ * caller holds the order (holdOrderForSettle) since an earlier statement, so that a later
+ * releaseNextEvent sees any event created behind this one.
+ */
 export async function markDelivered(trx: Transaction<DB>, id: string, at: Date): Promise<boolean> {
   const res = await trx
     .updateTable('webhook_events')
@@ -108,6 +119,26 @@ export async function markDelivered(trx: Transaction<DB>, id: string, at: Date):
     .returning('state')
     .executeTakeFirst();
   return res !== undefined;
+}
+
+/**
+ * The lock a transaction that settles an event of an order takes first, in a statement of its own,
+ * before the statements that settle the event and release the next one.
+ *
+ * Why: a transaction that creates an event (createOrderEvent) holds the order's row lock (FOR UPDATE,
+ * or the UPDATE of its transition) from before its insert until it commits, and its insert sees the
+ * event being settled as still open, so its event waits. A settle that looked for waiting events
+ * before that commit would miss it, and it would wait for ever. FOR SHARE conflicts with both of
+ * those locks: once it is granted, any such transaction has committed, and the settle's next
+ * statement (a new snapshot, under READ COMMITTED) sees its waiting event and releases it; a creator
+ * that comes after waits for the settle to commit, and then sees the event settled. Waiting for the
+ * lock does not refresh the snapshot of the statement that waited, hence a statement of its own.
+ *
+ * Lock order: the order row first, then the event rows (the settled one, then the released one),
+ * as the creators take the order row (then the wallet) before they insert their event.
+ */
+export async function holdOrderForSettle(trx: Transaction<DB>, orderId: string): Promise<void> {
+  await trx.selectFrom('orders').select('id').where('id', '=', orderId).forShare().execute();
 }
 
 /** The oldest event of an order still waiting behind a settled one, made pending; its id, if any. */
@@ -161,14 +192,37 @@ const attemptValues = (a: AttemptRecord) => ({
  * transaction (nothing is enqueued, so nothing else needs to commit with it). When an event of the
  * order is waiting it changes nothing and answers `applied: false`: then settleAttempt, in a
  * transaction, settles and releases the next one with its job.
+ *
+ * The statement first locks the order's row FOR SHARE (as holdOrderForSettle, and in the same
+ * order: the order row, then the event row), which waits for a transaction creating an event of
+ * the order (it holds the order's row lock) to commit. Its "none waiting" check was made on the
+ * statement's snapshot, taken before that commit, and would miss the waiting event it inserted;
+ * but that transaction moved the order's status, and PostgreSQL re-checks a row it waited for
+ * (or found changed) against its newest version: the lock's condition "the status is the one of
+ * the snapshot" then fails, and the statement changes nothing (`applied: false`). The same holds
+ * when it committed after the snapshot was taken but before the lock was asked for. No round trip
+ * more: the attempt's foreign key locked the same row at the end of the statement already.
  */
 export async function settleUnlessWaiting(
   db: Kysely<DB>,
   a: AttemptRecord,
   o: { attempts: number; state: 'delivered' | 'failed'; at: Date },
 ): Promise<{ applied: boolean; updated: boolean }> {
-  const noneWaiting = sql<boolean>`not exists (select 1 from webhook_events w where w.order_id = ${a.orderId} and w.state = 'waiting')`;
+  // The order's status never comes back to a former one (order-state.ts), so an unchanged status
+  // means that no transition, hence no event, was committed since the snapshot.
+  const applies = sql<boolean>`exists (select 1 from held) and not exists (
+    select 1 from webhook_events w where w.order_id = ${a.orderId} and w.state = 'waiting')`;
   const row = await db
+    .with('held', (q) =>
+      q
+        .selectFrom('orders as o')
+        .select('o.id')
+        .where('o.id', '=', a.orderId)
+        .where('o.status', '=', (eb) =>
+          eb.selectFrom('orders as s').select('s.status').where('s.id', '=', a.orderId),
+        )
+        .forShare('o'),
+    )
     .with('attempt', (q) =>
       q
         .insertInto('webhook_attempts')
@@ -196,7 +250,7 @@ export async function settleUnlessWaiting(
               sql<string | null>`${a.error}::text`.as('error'),
               sql<number>`${a.latencyMs}::int`.as('latency_ms'),
             ])
-            .where(noneWaiting),
+            .where(applies),
         )
         .returning('id'),
     )
@@ -206,11 +260,11 @@ export async function settleUnlessWaiting(
         .set({ attempts: o.attempts, state: o.state, next_attempt_at: null, settled_at: o.at })
         .where('id', '=', a.eventId)
         .where('state', '=', 'pending')
-        .where(noneWaiting)
+        .where(applies)
         .returning('id'),
     )
     .selectNoFrom((eb) => [
-      noneWaiting.as('applied'),
+      applies.as('applied'),
       eb.exists(eb.selectFrom('outcome').select('outcome.id')).as('updated'),
     ])
     .executeTakeFirstOrThrow();
@@ -228,12 +282,17 @@ export async function recordAttempt(db: Conn, a: AttemptRecord): Promise<void> {
  * it made pending (as releaseNextEvent; the settling event still reads as pending inside the
  * statement, so it is left out of that check). Answers whether the outcome was recorded and the
  * released event's id.
+ *
+ * A settling outcome holds the order first (holdOrderForSettle, one statement more), so that the
+ * statement that releases sees an event created behind this one by a transaction that was still
+ * open; a retry (`pending`) releases nothing and needs no lock.
  */
 export async function settleAttempt(
   trx: Transaction<DB>,
   a: AttemptRecord,
   o: { attempts: number; state: 'delivered' | 'failed' | 'pending'; nextAt: Date | null; at: Date },
 ): Promise<{ updated: boolean; next: string | undefined }> {
+  if (o.state !== 'pending') await holdOrderForSettle(trx, a.orderId);
   const row = await trx
     .with('attempt', (q) => q.insertInto('webhook_attempts').values(attemptValues(a)).returning('id'))
     .with('outcome', (q) =>
