@@ -92,7 +92,7 @@ function isTtfSubset(s: unknown): s is TtfSubset {
 }
 
 /** fontkit's TTFSubset.encode: the glyphs gathered as it gathers them, the bytes written here. */
-export function encodeSubset(subset: TtfSubset, fixed: FixedTables): Buffer {
+function encodeSubset(subset: TtfSubset, fixed: FixedTables): Buffer {
   subset.glyf = [];
   subset.offset = 0;
   subset.loca = { offsets: [], version: fixed.locaVersion };
