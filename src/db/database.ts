@@ -122,6 +122,12 @@ function newPool(connectionString: string, max: number): pg.Pool {
   // An idle client the server disconnects (restart, failover, pg_terminate_backend) emits 'error' on
   // the pool; without a listener that crashes the process. The pool drops the client and makes a new one.
   pool.on('error', (err) => process.emitWarning(`PostgreSQL dropped an idle connection: ${err.message}`));
+  // A session ended right after it connected can have its error read in the same chunk as its
+  // ReadyForQuery: after the pool has stopped listening for it and before whoever asked for the
+  // session can, and pg emits it with nobody listening (an uncaught exception, seen in
+  // test/foundation/terminated-under-load.test.ts). Every session keeps a listener from the start;
+  // the next statement on a dead one fails and is retried or thrown as usual.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
