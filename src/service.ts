@@ -17,6 +17,8 @@ import { secureStoredSecrets } from './secrets/at-rest.ts';
 import { loadSecretKeys } from './secrets/keys.ts';
 import type { SecretBox } from './secrets/secret-box.ts';
 import { buildServer } from './http/server.ts';
+import { dispatchQueuedIssuance } from './app/issuance-queue.ts';
+import { IssuanceOutbox } from './jobs/issuance-outbox.ts';
 import { jobQueue, startBoss } from './jobs/queue.ts';
 import { startWorkers } from './jobs/workers.ts';
 import { SandboxIssuer } from './providers/sandbox/issuer.ts';
@@ -27,6 +29,8 @@ export interface Service {
   app: FastifyInstance;
   svc: Services;
   boss: PgBoss;
+  /** Turns paid orders into issue-order jobs; `flush()` creates those still queued now. */
+  outbox: IssuanceOutbox;
   database: Database;
   adminToken: string;
   demo: { id: string; secret: string } | null;
@@ -110,12 +114,15 @@ export async function startService(
       `partner secrets encrypted with ${keys.describe}${converted ? `; ${converted} stored in clear were encrypted now` : ''}`,
     );
     const boss = await startBoss(database, log);
+    // The outbox's dispatch needs the services, whose job port kicks the outbox.
+    const outbox = new IssuanceOutbox(() => dispatchQueuedIssuance(svc), log);
     const svc = createServices(config, database, {
       log,
-      jobs: jobQueue(boss),
+      jobs: jobQueue(boss, outbox),
       secrets: keys.box,
       ...(opts.resolve ? { resolve: opts.resolve } : {}),
     });
+    outbox.start();
     const adminToken = await ensureAdminToken(svc, {
       configured: config.adminToken,
       dataDir: config.dataDir,
@@ -141,6 +148,7 @@ export async function startService(
       app,
       svc,
       boss,
+      outbox,
       database,
       adminToken,
       demo,
@@ -148,6 +156,7 @@ export async function startService(
       stop: () =>
         (stopping ??= (async () => {
           await app.close();
+          await outbox.stop();
           await workers?.stop();
           await boss.stop({ graceful: true, timeout: 15_000, close: true });
           await svc.documents.close();

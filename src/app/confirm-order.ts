@@ -3,6 +3,7 @@ import { badRequest, DomainError, notPayable, orderNotFound, productRule } from 
 import { formatAmount, mdlToBani } from '../domain/money.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
 import { isoLocal } from '../domain/time.ts';
+import { queueIssuance } from '../db/repos/issuance-outbox.ts';
 import { lockOrderWithItems, transition } from '../db/repos/orders.ts';
 import type { DB, OrderItemRow, OrderRow, PartnerRow, PaymentData } from '../db/schema.ts';
 import { productModule } from '../products/registry.ts';
@@ -89,9 +90,10 @@ export async function confirmOrder(svc: Services, partner: PartnerRow, id: strin
       at,
       set: { payment: JSON.stringify(stored), payment_method: 'customer', paid_at: at },
     });
-    await svc.jobs.enqueue(trx, 'issue-order', { orderId: id }, { singletonKey: `issue:${id}` });
+    await queueIssuance(trx, id, at);
     return present(svc, { ...order, status: 'paid' }, items, now);
   });
+  svc.jobs.issuanceQueued();
   return view;
 }
 

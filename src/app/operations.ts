@@ -1,4 +1,5 @@
 import { ping } from '../db/database.ts';
+import { queuedIssuance } from '../db/repos/issuance-outbox.ts';
 import { countOrdersByStatus, findDocument } from '../db/repos/orders.ts';
 import type { Services } from './services.ts';
 
@@ -22,3 +23,10 @@ export async function policyDocument(svc: Services, fileName: string): Promise<U
 }
 
 export const ordersByStatus = (svc: Services) => countOrdersByStatus(svc.db);
+
+/** The issuance outbox's depth and the age of its oldest row, by the service clock. */
+export async function issuanceOutboxDepth(svc: Services): Promise<{ count: number; oldestSeconds: number }> {
+  const { count, oldest } = await queuedIssuance(svc.db);
+  const now = await svc.clock.now();
+  return { count, oldestSeconds: oldest ? Math.max(0, (now - oldest.getTime()) / 1000) : 0 };
+}

@@ -1,9 +1,8 @@
-import type { Transaction } from 'kysely';
 import { badRequest, DomainError, forbidden, notPayable } from '../domain/errors.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
 import { INSUFFICIENT, NO_WALLET, SPENDING_DISABLED } from '../domain/wallet.ts';
-import { findWallet, lockOrderForWalletPayment, payOrderFromWallet } from '../db/repos/wallets.ts';
-import type { DB, PartnerRow } from '../db/schema.ts';
+import { findWallet, payOrderFromWallet, readOrderForWalletPayment } from '../db/repos/wallets.ts';
+import type { PartnerRow } from '../db/schema.ts';
 import { balanceSpendingEnabled, SPENDING_KEY } from './admin/settings.ts';
 import { checkLocked } from './confirm-order.ts';
 import { GET_ORDER_DATES, orderView } from './order-view.ts';
@@ -11,53 +10,35 @@ import type { Services } from './services.ts';
 import { KeyedGate } from './wallet-gate.ts';
 
 /**
- * pay-order-from-balance. Checks run in the precedence of decisions.md §5; locks are taken order
- * first, wallet second (as everywhere), so a concurrent confirm-order, a second payment or another
- * order of the same partner queue behind them and read the committed state. The status change,
- * the debit, the ledger entry and the issuance job commit together or not at all.
- *
- * A controlled transaction: every payment of a partner queues on its wallet row, so the row is
- * locked by the last statement (the booking) and released by the commit that follows it at once,
- * while this process's other payments of the partner wait in the gate rather than on the row.
+ * pay-order-from-balance, in two round trips: a read of the order and of what the checks need,
+ * the checks in the precedence of decisions.md §5, then the payment as one statement that commits
+ * on its own (payOrderFromWallet): the status change, the debit, the ledger entry and the order's
+ * place in the issuance outbox together or not at all. Nothing is locked between the two: the
+ * statement changes nothing unless the order is still the unexpired draft the checks passed, and
+ * then the read and the checks run again, so a payment that lost a race to confirm-order, a second
+ * payment or the expiry answers what get-order would now show. This process's payments of one
+ * partner wait in the gate rather than on the wallet row, which each holds only while its statement
+ * runs and commits.
  */
 export async function payFromWallet(svc: Services, partner: PartnerRow, id: string) {
-  const now = await svc.clock.now();
-  const trx = await svc.db.startTransaction().execute();
-  let release: (() => void) | undefined;
-  try {
-    const view = await pay(
-      svc,
-      trx,
-      partner,
-      id,
-      now,
-      async () => (release = await gate.acquire(partner.id)),
-    );
-    await trx.commit().execute();
-    return view;
-  } catch (err) {
-    await trx.rollback().execute();
-    throw err;
-  } finally {
-    release?.();
+  // The second pass answers the order's new state; a third is not needed unless it changes again.
+  for (let pass = 0; ; pass++) {
+    const now = await svc.clock.now();
+    const attempt = await pay(svc, partner, id, now);
+    if (attempt !== RETRY) return attempt;
+    if (pass === 2) throw new Error(`order ${id} kept changing during its wallet payment`);
   }
 }
 
 const gate = new KeyedGate();
+const RETRY = Symbol('retry');
 
-async function pay(
-  svc: Services,
-  trx: Transaction<DB>,
-  partner: PartnerRow,
-  id: string,
-  now: number,
-  enterGate: () => Promise<unknown>,
-) {
-  // The order row lock, its items, the wallet's existence and the spending switch in one round trip.
-  const first = await lockOrderForWalletPayment(trx, id, partner.id, SPENDING_KEY);
-  const hasWallet = first ? first.hasWallet : !!(await findWallet(trx, partner.id));
+async function pay(svc: Services, partner: PartnerRow, id: string, now: number) {
+  // The order, its items, the wallet's existence and the spending switch in one round trip.
+  const first = await readOrderForWalletPayment(svc.db, id, partner.id, SPENDING_KEY);
+  const hasWallet = first ? first.hasWallet : !!(await findWallet(svc.db, partner.id));
   if (!hasWallet) throw forbidden(NO_WALLET);
-  const spending = first ? (first.spending ?? true) : await balanceSpendingEnabled(trx);
+  const spending = first ? (first.spending ?? true) : await balanceSpendingEnabled(svc.db);
   if (!spending) throw forbidden(SPENDING_DISABLED);
   let locked;
   try {
@@ -74,24 +55,24 @@ async function pay(
   if (!items.every((it) => eligible.includes(it.product))) {
     throw badRequest('Balance cannot be applied to this order');
   }
-  // In the same transaction, so it rolls back with anything below; done before the wallet lock.
-  await svc.jobs.enqueue(trx, 'issue-order', { orderId: id }, { singletonKey: `issue:${id}` });
-  const at = new Date(now);
-  const actor = `partner:${partner.id}`;
-  // Last: the wallet row is locked by this statement and released by the commit right after it.
-  // The statement also moves the order to paid (its receipt and sub-wallet chosen by the booking).
-  await enterGate();
-  const booked = await payOrderFromWallet(trx, {
-    partnerId: partner.id,
-    orderId: id,
-    price: order.price,
-    payment: { transaction_id: `wallet:${id}`, paid_at: now, amount_bani: order.price, currency: 'MDL' },
-    reason: 'wallet payment',
-    actor,
-    at,
-  });
-  if (!booked) throw badRequest(INSUFFICIENT);
-  if (!booked.moved) throw new Error(`order ${id} changed under its row lock`);
+  const release = await gate.acquire(partner.id);
+  let booked;
+  try {
+    booked = await payOrderFromWallet(svc.db, {
+      partnerId: partner.id,
+      orderId: id,
+      price: order.price,
+      payment: { transaction_id: `wallet:${id}`, paid_at: now, amount_bani: order.price, currency: 'MDL' },
+      reason: 'wallet payment',
+      actor: `partner:${partner.id}`,
+      at: new Date(now),
+    });
+  } finally {
+    release();
+  }
+  if (booked.outcome === 'not_draft') return RETRY;
+  if (booked.outcome === 'insufficient') throw badRequest(INSUFFICIENT);
+  svc.jobs.issuanceQueued();
   // Rule 3: the order exactly as get-order would show it now.
   const paid = { ...order, status: 'paid' as const };
   return orderView(paid, items, now, {

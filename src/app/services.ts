@@ -23,6 +23,17 @@ export interface JobQueue {
       group?: string;
     },
   ): Promise<void>;
+  /** Many jobs of one queue in one statement, in the caller's transaction. */
+  enqueueMany(
+    trx: Transaction<DB>,
+    name: JobName,
+    jobs: { data: Record<string, unknown>; singletonKey?: string }[],
+  ): Promise<void>;
+  /**
+   * Orders were queued for issuance (the issuance outbox) by a transaction that has committed: their
+   * issue-order jobs are created soon, by this process or, should it die first, by any other.
+   */
+  issuanceQueued(): void;
 }
 
 /** Everything a use case may touch, wired by hand in main.ts (and in the test helper). */

@@ -217,11 +217,18 @@ export interface IdempotencyKeysTable {
   response_body: string | null;
 }
 
+/** Paid orders whose issue-order job is still to be created (migration 13). */
+export interface IssuanceOutboxTable {
+  order_id: string;
+  queued_at: Date;
+}
+
 export interface DB {
   settings: SettingsTable;
   partners: PartnersTable;
   partner_secrets: PartnerSecretsTable;
   idempotency_keys: IdempotencyKeysTable;
+  issuance_outbox: IssuanceOutboxTable;
   orders: OrdersTable;
   order_items: OrderItemsTable;
   order_events: OrderEventsTable;

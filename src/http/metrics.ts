@@ -4,9 +4,14 @@ import type { FastifyInstance } from 'fastify';
 export interface MetricsSources {
   ordersByStatus(): Promise<{ status: string; n: number }[]>;
   queueDepth(): Promise<{ queue: string; ready: number; active: number; deferred: number }[]>;
+  /** Paid orders waiting in the issuance outbox for their issue-order job, and the oldest one's age. */
+  issuanceOutbox(): Promise<{ count: number; oldestSeconds: number }>;
 }
 
-/** Prometheus metrics: requests by route and status with latency; orders by status; job queue depth. */
+/**
+ * Prometheus metrics: requests by route and status with latency; orders by status; job queue depth;
+ * the issuance outbox.
+ */
 export function installMetrics(app: FastifyInstance, sources: MetricsSources): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -39,6 +44,23 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
         this.set({ queue: q.queue, state: 'active' }, q.active);
         this.set({ queue: q.queue, state: 'deferred' }, q.deferred);
       }
+    },
+  });
+  // Normally a batch's worth for milliseconds; rows that stay say no process is creating the jobs.
+  new Gauge({
+    name: 'polita_issuance_outbox_orders',
+    help: 'Paid orders waiting in the issuance outbox for their issue-order job',
+    registers: [registry],
+    async collect() {
+      this.set((await sources.issuanceOutbox()).count);
+    },
+  });
+  new Gauge({
+    name: 'polita_issuance_outbox_oldest_seconds',
+    help: 'How long the oldest order in the issuance outbox has waited (0 when it is empty)',
+    registers: [registry],
+    async collect() {
+      this.set((await sources.issuanceOutbox()).oldestSeconds);
     },
   });
   // One labelled child per route, method and status, looked up by a plain key: observe() with a

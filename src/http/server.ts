@@ -8,7 +8,7 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import type { Logger } from 'pino';
-import { ordersByStatus } from '../app/operations.ts';
+import { issuanceOutboxDepth, ordersByStatus } from '../app/operations.ts';
 import type { Services } from '../app/services.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { consoleRoutes } from '../console/routes.ts';
@@ -118,6 +118,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
   const registry = installMetrics(app, {
     ordersByStatus: () => ordersByStatus(svc),
     queueDepth: opts.queueDepth ?? (async () => []),
+    issuanceOutbox: () => issuanceOutboxDepth(svc),
   });
   await app.register(async (scope) => partnerRoutes(scope, svc));
   await app.register(async (scope) => adminRoutes(scope, svc, opts.adminToken));

@@ -2,6 +2,7 @@ import { fromKysely, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
 import type { JobName, JobQueue } from '../app/services.ts';
+import type { IssuanceOutbox } from './issuance-outbox.ts';
 
 export const QUEUES: Record<
   JobName,
@@ -41,8 +42,13 @@ export async function startBoss(database: Database, log: Logger): Promise<PgBoss
   return boss;
 }
 
-export function jobQueue(boss: PgBoss): JobQueue {
+/** Without an outbox (the command line), queued orders wait for the service's next poll of it. */
+export function jobQueue(boss: PgBoss, outbox?: IssuanceOutbox): JobQueue {
   return {
+    issuanceQueued: () => outbox?.kick(),
+    async enqueueMany(trx, name, jobs) {
+      await boss.insert(name, jobs, { db: fromKysely(trx) });
+    },
     async enqueue(trx, name, data, opts) {
       await boss.send(name, data, {
         db: fromKysely(trx),

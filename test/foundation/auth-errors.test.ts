@@ -289,6 +289,8 @@ describe('operations endpoints', () => {
     expect(res.body).toMatch(/http_request_duration_seconds_bucket\{[^}]*route="\/v1\/get-order"/);
     expect(res.body).toContain('polita_orders');
     expect(res.body).toContain('polita_job_queue_depth');
+    expect(res.body).toMatch(/^polita_issuance_outbox_orders \d+$/m);
+    expect(res.body).toMatch(/^polita_issuance_outbox_oldest_seconds [\d.e-]+$/m);
   });
 
   it('describes the partner API in /openapi.json and serves /docs', async () => {

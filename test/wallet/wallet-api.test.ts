@@ -44,8 +44,12 @@ interface Statement {
 const pay = (id: string, creds?: Creds) => h.call('pay-order-from-balance', { id }, creds);
 const setSpending = (on: boolean) => h.admin('PUT', '/admin/settings', { balance_spending_enabled: on });
 
-/** The issue-order jobs pg-boss holds for an order (completed ones stay until their retention ends). */
+/**
+ * The issue-order jobs pg-boss holds for an order (completed ones stay until their retention ends),
+ * once the issuance outbox has created the jobs of what is queued in it.
+ */
 async function issueJobs(orderId: string): Promise<number> {
+  await h.service.outbox.flush();
   const { rows } = await sql<{ n: number }>`
     select count(*)::int as n from pgboss.job where name = 'issue-order' and data->>'orderId' = ${orderId}`.execute(
     h.service.svc.db,

@@ -94,26 +94,28 @@ export async function bookEntry(
 export type LedgerRow = Selectable<LedgerEntriesTable>;
 
 /**
- * pay-order-from-balance's first statement: the order locked with its items, and what the checks
- * that precede the order in decisions.md §5 need (has the partner a wallet, the operator's
- * spending switch), in one round trip. undefined when no such order exists.
+ * pay-order-from-balance's first statement: the order with its items, and what the checks that
+ * precede the order in decisions.md §5 need (has the partner a wallet, the operator's spending
+ * switch), in one round trip and outside any transaction: nothing is locked. The payment itself
+ * ({@link payOrderFromWallet}) guards in SQL what these checks saw of the order, so a change in
+ * between makes it change nothing. undefined when no such order exists.
  */
-export async function lockOrderForWalletPayment(
-  trx: Transaction<DB>,
+export async function readOrderForWalletPayment(
+  db: Conn,
   id: string,
   partnerId: string,
   spendingKey: string,
 ): Promise<
   { order: OrderRow; items: OrderItemRow[]; hasWallet: boolean; spending: boolean | null } | undefined
 > {
-  const { rows } = await lockForWalletPaymentStatement(trx, { id, partnerId, spendingKey });
+  const { rows } = await readForWalletPaymentStatement(db, { id, partnerId, spendingKey });
   const row = rows[0];
   if (!row) return undefined;
   const { _items, _has_wallet, _spending, ...order } = row;
   return { order, items: _items, hasWallet: _has_wallet, spending: _spending };
 }
 
-const lockForWalletPaymentStatement = compiledOnce(
+const readForWalletPaymentStatement = compiledOnce(
   (db, a: { id: string; partnerId: string; spendingKey: string }) =>
     db
       .selectFrom('orders')
@@ -127,27 +129,35 @@ const lockForWalletPaymentStatement = compiledOnce(
         sql<boolean>`exists (select 1 from wallets w where w.partner_id = ${a.partnerId})`.as('_has_wallet'),
         sql<boolean | null>`(select s.value from settings s where s.key = ${a.spendingKey})`.as('_spending'),
       ])
-      .where('id', '=', a.id)
-      .forUpdate(),
+      .where('id', '=', a.id),
 );
 
+/** What {@link payOrderFromWallet} did. */
+export type WalletPayment =
+  | { outcome: 'paid'; wallet: SpendableWallet; entryId: number | null }
+  /** Neither sub-wallet covers the price: nothing changed. */
+  | { outcome: 'insufficient' }
+  /** The order is no longer this partner's payable draft (paid, expired or confirmed meanwhile): nothing changed. */
+  | { outcome: 'not_draft' };
+
 /**
- * The wallet payment, in one statement taken last in the caller's transaction (which has locked
- * the draft): lock the wallet, choose the sub-wallet (promo when it alone covers the price, else
- * online; this is the only place that rule is written), debit it, append the ledger entry with its
- * balance_after, and move the order draft → paid with its payment (the receipt naming the entry
- * and the sub-wallet) and the event, as transition() does (the same state machine check, the same
- * guard on the status in SQL). One statement where a transition and a booking took two, and one
- * new version of the order row instead of two. A free order debits nothing and books no entry
- * (amounts are never zero): its receipt is `wallet:0`, from promo.
+ * The wallet payment, in one statement and its own transaction (autocommit): lock the order while
+ * it is still this partner's unexpired draft, then the wallet (order first, wallet second, as
+ * everywhere); choose the sub-wallet (promo when it alone covers the price, else online; this is
+ * the only place that rule is written); move the order draft → paid with its payment (the receipt
+ * naming the ledger entry and the sub-wallet) and its event, as transition() does; debit the
+ * sub-wallet and append the ledger entry with its balance_after; queue the order for issuance
+ * (the outbox). Either all of it happens or none: the debit is joined to the order's move, the
+ * entry to the debit, and the statement is atomic.
  *
- * Every payment of a partner queues on the wallet row, so the statement holds it only while the
- * server runs it and the caller commits. Answers undefined, having changed nothing, when neither
- * sub-wallet covers the price (the caller rolls back); `moved: false` when the order was no
- * longer a draft (nothing is booked then either: the caller rolls back).
+ * One statement where a transaction took five round trips (BEGIN, the locking read, the job, the
+ * booking, COMMIT): every payment of a partner queues on the wallet row, which it holds only while
+ * the server runs the statement and commits it. The entry's id is drawn first, so the order's
+ * receipt can name it in the same statement. A free order debits nothing and books no entry
+ * (amounts are never zero): its receipt is `wallet:0`, from promo.
  */
 export async function payOrderFromWallet(
-  trx: Transaction<DB>,
+  db: Kysely<DB>,
   p: {
     partnerId: string;
     orderId: string;
@@ -158,57 +168,71 @@ export async function payOrderFromWallet(
     actor: string;
     at: Date;
   },
-): Promise<{ wallet: SpendableWallet; entryId: number | null; moved: boolean } | undefined> {
+): Promise<WalletPayment> {
   if (!Number.isSafeInteger(p.price) || p.price < 0) throw new Error(`not a price in bani: ${p.price}`);
   assertTransition('draft', 'paid');
   const price = sql`${p.price}::bigint`;
   const at = sql`${p.at}::timestamptz`;
   const { rows } = await sql<{
+    found: boolean;
     wallet: SpendableWallet | null;
     entry_id: string | number | null;
     moved: boolean;
   }>`
-    with w as (
+    with ol as (
+      select id from orders
+      where id = ${p.orderId} and partner_id = ${p.partnerId} and status = 'draft' and expires_at > ${at}
+        and price = ${price}
+      for update
+    ), w as (
       select partner_id,
              case when promo >= ${price} then 'promo' when online >= ${price} then 'online' end as sub
-      from wallets where partner_id = ${p.partnerId} for update
-    ), d as (
-      update wallets set
-        promo = case when w.sub = 'promo' then wallets.promo - ${price} else wallets.promo end,
-        online = case when w.sub = 'online' then wallets.online - ${price} else wallets.online end,
-        updated_at = ${at}
-      from w where wallets.partner_id = w.partner_id and w.sub is not null and ${price} > 0
-      returning w.sub, case when w.sub = 'promo' then wallets.promo else wallets.online end as balance_after
-    ), l as (
-      insert into ledger_entries
-        (partner_id, wallet, amount, balance_after, kind, order_id, reference, actor, created_at)
-      select ${p.partnerId}, d.sub, -${price}, d.balance_after, 'payment', ${p.orderId}, null, ${p.actor}, ${at}
-      from d
-      returning id
+      from wallets where partner_id = ${p.partnerId} and exists (select 1 from ol) for update
+    ), x as (
+      select sub, case when sub is not null and ${price} > 0
+                       then nextval('ledger_entries_id_seq'::regclass) end as entry_id
+      from w
     ), o as (
       update orders set
         status = 'paid',
         payment = ${JSON.stringify(p.payment)}::jsonb || jsonb_build_object(
-          'receipt_id', coalesce('wallet:' || (select id from l), 'wallet:0'), 'wallet', w.sub),
+          'receipt_id', 'wallet:' || coalesce(x.entry_id, 0), 'wallet', x.sub),
         payment_method = 'wallet',
         paid_at = ${at},
         updated_at = ${at}
-      from w where orders.id = ${p.orderId} and orders.status = 'draft' and w.sub is not null
+      from ol, x where orders.id = ol.id and orders.status = 'draft' and x.sub is not null
       returning orders.id
+    ), d as (
+      update wallets set
+        promo = case when x.sub = 'promo' then wallets.promo - ${price} else wallets.promo end,
+        online = case when x.sub = 'online' then wallets.online - ${price} else wallets.online end,
+        updated_at = ${at}
+      from x, o where wallets.partner_id = ${p.partnerId} and x.entry_id is not null
+      returning x.sub, x.entry_id,
+                case when x.sub = 'promo' then wallets.promo else wallets.online end as balance_after
+    ), l as (
+      insert into ledger_entries
+        (id, partner_id, wallet, amount, balance_after, kind, order_id, reference, actor, created_at)
+      select d.entry_id, ${p.partnerId}, d.sub, -${price}, d.balance_after, 'payment', ${p.orderId}, null,
+             ${p.actor}, ${at}
+      from d
     ), e as (
       insert into order_events (order_id, from_status, to_status, reason, actor, at)
       select o.id, 'draft', 'paid', ${p.reason}::text, ${p.actor}::text, ${at} from o
       returning id
+    ), q as (
+      insert into issuance_outbox (order_id, queued_at) select o.id, ${at} from o
     )
-    select w.sub as wallet, (select id from l) as entry_id, exists (select 1 from e) as moved from w`.execute(
-    trx,
-  );
-  const row = rows[0];
-  if (!row?.wallet) return undefined;
+    select exists (select 1 from ol) as found, (select sub from x) as wallet,
+           (select entry_id from x) as entry_id, exists (select 1 from e) as moved`.execute(db);
+  const row = rows[0]!;
+  if (!row.found) return { outcome: 'not_draft' };
+  if (!row.wallet) return { outcome: 'insufficient' };
+  if (!row.moved) throw new Error(`order ${p.orderId} changed under its row lock`);
   return {
+    outcome: 'paid',
     wallet: row.wallet,
     entryId: row.entry_id === null ? null : Number(row.entry_id),
-    moved: row.moved,
   };
 }
 

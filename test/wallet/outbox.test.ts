@@ -1,0 +1,131 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payOrderFromWallet } from '../../src/db/repos/wallets.ts';
+import { startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { credit, rcaDraft, rcaOffers, type RcaOffer } from './support.ts';
+
+/**
+ * The wallet payment as one self-committing statement, and the issuance outbox it queues the order
+ * in. The statement is called directly here, as a payment that lost a race would meet it.
+ */
+let h: Harness;
+let offer: RcaOffer;
+
+beforeAll(async () => {
+  h = await startHarness();
+  offer = (await rcaOffers(h))[0]!;
+}, 60_000);
+afterAll(() => h?.close());
+
+async function partnerWith(online: number): Promise<Creds> {
+  const p = await h.newPartner();
+  if (online > 0) await credit(h, p.id, 'online', online);
+  return p;
+}
+
+/** Everything the payment could have touched for this order and partner. */
+async function footprint(orderId: string, partnerId: string) {
+  const { rows } = await sql<Record<string, unknown>>`
+    select (select status from orders where id = ${orderId}) as status,
+           (select payment from orders where id = ${orderId}) as payment,
+           (select online from wallets where partner_id = ${partnerId}) as online,
+           (select count(*)::int from ledger_entries where order_id = ${orderId}) as entries,
+           (select count(*)::int from order_events where order_id = ${orderId}) as events,
+           (select count(*)::int from issuance_outbox where order_id = ${orderId}) as queued`.execute(
+    h.service.svc.db,
+  );
+  return rows[0]!;
+}
+
+const payNow = (partnerId: string, orderId: string, price: number, at = new Date()) =>
+  payOrderFromWallet(h.service.svc.db, {
+    partnerId,
+    orderId,
+    price,
+    payment: {
+      transaction_id: `wallet:${orderId}`,
+      paid_at: at.getTime(),
+      amount_bani: price,
+      currency: 'MDL',
+    },
+    reason: 'wallet payment',
+    actor: `partner:${partnerId}`,
+    at,
+  });
+
+const bani = (mdl: number) => Math.round(mdl * 100);
+
+describe('the wallet payment statement', () => {
+  it('moves the draft to paid, debits, books the entry its receipt names and queues the order, all at once', async () => {
+    const p = await partnerWith(10_000);
+    const d = await rcaDraft(h, offer, p);
+    const paid = await payNow(p.id, d.id, bani(d.price));
+    expect(paid).toEqual({ outcome: 'paid', wallet: 'online', entryId: expect.any(Number) });
+    const after = await footprint(d.id, p.id);
+    expect(after).toMatchObject({ status: 'paid', entries: 1, events: 2, queued: 1 });
+    expect(Number(after.online)).toBe(bani(10_000) - bani(d.price));
+    expect(after.payment).toMatchObject({
+      receipt_id: `wallet:${paid.outcome === 'paid' && paid.entryId}`,
+      wallet: 'online',
+    });
+  });
+
+  it('changes nothing on an order that is no longer a draft (a payment that lost the race)', async () => {
+    const p = await partnerWith(10_000);
+    const d = await rcaDraft(h, offer, p);
+    await payNow(p.id, d.id, bani(d.price));
+    const before = await footprint(d.id, p.id);
+    expect(await payNow(p.id, d.id, bani(d.price))).toEqual({ outcome: 'not_draft' });
+    expect(await footprint(d.id, p.id)).toEqual(before);
+  });
+
+  it('changes nothing on a draft past its expiry, another partner’s draft, or a price other than the order’s', async () => {
+    const p = await partnerWith(10_000);
+    const other = await partnerWith(10_000);
+    const d = await rcaDraft(h, offer, p);
+    const before = await footprint(d.id, p.id);
+    expect(await payNow(p.id, d.id, bani(d.price), new Date(Date.now() + 2 * 86_400_000))).toEqual({
+      outcome: 'not_draft',
+    });
+    expect(await payNow(other.id, d.id, bani(d.price))).toEqual({ outcome: 'not_draft' });
+    expect(await payNow(p.id, d.id, bani(d.price) - 1)).toEqual({ outcome: 'not_draft' });
+    expect(await footprint(d.id, p.id)).toEqual(before);
+  });
+
+  it('changes nothing when no sub-wallet covers the price', async () => {
+    const p = await partnerWith(1);
+    const d = await rcaDraft(h, offer, p);
+    const before = await footprint(d.id, p.id);
+    expect(await payNow(p.id, d.id, bani(d.price))).toEqual({ outcome: 'insufficient' });
+    expect(await footprint(d.id, p.id)).toEqual(before);
+  });
+});
+
+describe('the issuance outbox', () => {
+  it('creates one issue-order job per queued order and empties itself', async () => {
+    const p = await partnerWith(10_000);
+    const drafts = [await rcaDraft(h, offer, p), await rcaDraft(h, offer, p)];
+    for (const d of drafts) await payNow(p.id, d.id, bani(d.price));
+    await h.service.outbox.flush();
+    await h.service.outbox.flush();
+    const { rows } = await sql<{ order_id: string; jobs: number }>`
+      select o.id as order_id,
+             (select count(*)::int from pgboss.job j where j.name = 'issue-order' and j.data->>'orderId' = o.id) as jobs
+      from orders o where o.id in (${drafts[0]!.id}, ${drafts[1]!.id}) order by o.id`.execute(
+      h.service.svc.db,
+    );
+    expect(rows.map((r) => r.jobs)).toEqual([1, 1]);
+    const queued = await sql<{ n: number }>`select count(*)::int as n from issuance_outbox`.execute(
+      h.service.svc.db,
+    );
+    expect(queued.rows[0]!.n).toBe(0);
+  });
+
+  it('issues an order queued by a process that died before creating its job: the next poll finds it', async () => {
+    const p = await partnerWith(10_000);
+    const d = await rcaDraft(h, offer, p);
+    // Paid and queued, and nothing kicked: as if the process had died right after the commit.
+    expect((await payNow(p.id, d.id, bani(d.price))).outcome).toBe('paid');
+    await h.waitForStatus(d.id, 'completed', { creds: p });
+  });
+});
