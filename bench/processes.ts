@@ -69,33 +69,45 @@ function inheritedEnv(): NodeJS.ProcessEnv {
 }
 
 /**
- * The service as `npm start` runs it, on the database `env` names. NODE_ARGS adds node flags
- * (BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles it; the profile is written on
- * the graceful stop).
+ * What package.json's `start` script gives the service: its environment defaults
+ * (`NAME=${NAME:-value}`) and the node flags before `src/main.ts`. The benchmark spawns node itself
+ * (no npm in between, so the RSS sampled is the service's), and reads them here so that it runs the
+ * service exactly as `npm start` does.
+ */
+export function startScript(): { env: Record<string, string>; nodeArgs: string[] } {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const m = /^((?:\w+=\$\{\w+:-[^}]*\} )*)node (.*) src\/main\.ts$/.exec(pkg.scripts.start);
+  if (!m)
+    throw new Error(`package.json's start script is not "[NAME=\${NAME:-value} …] node <flags> src/main.ts"`);
+  const env = Object.fromEntries([...m[1]!.matchAll(/(\w+)=\$\{\w+:-([^}]*)\}/g)].map((e) => [e[1]!, e[2]!]));
+  return { env, nodeArgs: m[2]!.split(' ').filter(Boolean) };
+}
+
+/**
+ * The service as `npm start` runs it ({@link startScript}: MALLOC_ARENA_MAX, the young generation's
+ * cap), on the database `env` names. NODE_ARGS adds node flags (BENCH_NODE_ARGS="--cpu-prof
+ * --cpu-prof-dir=/tmp/prof" profiles it; the profile is written on the graceful stop).
  */
 export async function startPolita(env: Record<string, string>, nodeArgs: string[] = []): Promise<Running> {
   const port = await freePort();
   const childEnv = inheritedEnv();
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, '--disable-warning=ExperimentalWarning', '--import', 'tsx', 'src/main.ts'],
-    {
-      cwd: ROOT,
-      // The rate limiter runs and counts as in production; the limit is above what the load sends.
-      env: {
-        // As `npm start` sets it: glibc's malloc keeps two arenas, not one per thread and core (the PDF
-        // thread's zlib and fontkit buffers held ~100 MB in arenas of their own).
-        MALLOC_ARENA_MAX: '2',
-        ...childEnv,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        RATE_LIMIT_PER_MINUTE: '1000000',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const start = startScript();
+  const child = spawn(process.execPath, [...nodeArgs, ...start.nodeArgs, 'src/main.ts'], {
+    cwd: ROOT,
+    // The rate limiter runs and counts as in production; the limit is above what the load sends.
+    env: {
+      ...start.env,
+      ...childEnv,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      ...env,
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const banner = await waitForOutput(child, /Demo secret:\s+([0-9a-f]+)/, 60_000);
   const secret = /Demo secret:\s+([0-9a-f]+)/.exec(banner)![1]!;
   const adminToken = /Admin token:\s+(\S+)/.exec(banner)?.[1] ?? '';

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startScript } from './processes.ts';
 
 /**
  * `npm run bench:startup`: how long `npm start` takes to answer /healthz on the embedded database,
@@ -16,15 +17,19 @@ const PORT = 3000 + Math.floor(Math.random() * 1000) + 20_000;
 
 async function startOnce(dataDir: string): Promise<number> {
   const started = performance.now();
-  const child = spawn(
-    process.execPath,
-    ['--disable-warning=ExperimentalWarning', '--import', 'tsx', 'src/main.ts'],
-    {
-      cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: String(PORT), LOG_LEVEL: 'warn', DATABASE_URL: '' },
-      stdio: ['ignore', 'ignore', 'inherit'],
+  const start = startScript();
+  const child = spawn(process.execPath, [...start.nodeArgs, 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...start.env,
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(PORT),
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: '',
     },
-  );
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   try {
     for (;;) {
