@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dispatchQueuedIssuance } from '../../src/app/issuance-queue.ts';
 import { payOrderFromWallet } from '../../src/db/repos/wallets.ts';
 import { startHarness, type Creds, type Harness } from '../support/harness.ts';
 import { credit, rcaDraft, rcaOffers, type RcaOffer } from './support.ts';
@@ -119,6 +120,22 @@ describe('the issuance outbox', () => {
       h.service.svc.db,
     );
     expect(queued.rows[0]!.n).toBe(0);
+  });
+
+  it('gives each order exactly one job when several dispatchers take from the outbox at once', async () => {
+    const p = await partnerWith(100_000);
+    const drafts = [];
+    for (let i = 0; i < 12; i++) drafts.push(await rcaDraft(h, offer, p));
+    // Queued by the statement alone (no kick), then taken by four dispatches on four sessions at once.
+    for (const d of drafts) await payNow(p.id, d.id, bani(d.price));
+    const taken = await Promise.all(Array.from({ length: 4 }, () => dispatchQueuedIssuance(h.service.svc)));
+    expect(taken.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(drafts.length);
+    await h.service.outbox.flush();
+    const ids = drafts.map((d) => d.id);
+    const { rows } = await sql<{ n: number }>`
+      select (select count(*)::int from pgboss.job j where j.name = 'issue-order' and j.data->>'orderId' = o.id) as n
+      from unnest(${ids}::text[]) as o(id)`.execute(h.service.svc.db);
+    expect(rows.map((r) => r.n)).toEqual(ids.map(() => 1));
   });
 
   it('issues an order queued by a process that died before creating its job: the next poll finds it', async () => {
