@@ -87,14 +87,15 @@ export function startScript(): { env: Record<string, string>; nodeArgs: string[]
 
 /**
  * The service as `npm start` runs it ({@link startScript}: MALLOC_ARENA_MAX, the young generation's
- * cap), on the database `env` names. NODE_ARGS adds node flags (BENCH_NODE_ARGS="--cpu-prof
- * --cpu-prof-dir=/tmp/prof" profiles it; the profile is written on the graceful stop).
+ * cap), on the database `env` names. `nodeArgs` come after the start script's flags, so they add
+ * to them or override them (BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the
+ * service, the profile written on the graceful stop; "--max-semi-space-size=64" undoes the cap).
  */
 export async function startPolita(env: Record<string, string>, nodeArgs: string[] = []): Promise<Running> {
   const port = await freePort();
   const childEnv = inheritedEnv();
   const start = startScript();
-  const child = spawn(process.execPath, [...nodeArgs, ...start.nodeArgs, 'src/main.ts'], {
+  const child = spawn(process.execPath, [...start.nodeArgs, ...nodeArgs, 'src/main.ts'], {
     cwd: ROOT,
     // The rate limiter runs and counts as in production; the limit is above what the load sends.
     env: {
