@@ -122,7 +122,6 @@ export async function startService(
       secrets: keys.box,
       ...(opts.resolve ? { resolve: opts.resolve } : {}),
     });
-    outbox.start();
     const adminToken = await ensureAdminToken(svc, {
       configured: config.adminToken,
       dataDir: config.dataDir,
@@ -143,6 +142,9 @@ export async function startService(
         })),
     });
     const workers = (opts.workers ?? config.workers) ? await startWorkers(boss, svc) : undefined;
+    // Last: a start that fails before here leaves no poll running on the closed database. Kicks
+    // come from requests, and none is served before this returns.
+    outbox.start();
     let stopping: Promise<void> | undefined;
     return {
       app,

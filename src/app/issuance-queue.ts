@@ -6,7 +6,7 @@ export const ISSUANCE_BATCH = 500;
 
 /**
  * Creates the issue-order jobs of up to {@link ISSUANCE_BATCH} orders queued in the issuance
- * outbox, oldest first, in one transaction that also deletes their rows (rows another process is
+ * outbox, in one transaction that also deletes their rows (rows another process is
  * dispatching are skipped): each queued order gets exactly one job, or, should the transaction
  * fail, stays queued for the next dispatch. Answers how many it took.
  */

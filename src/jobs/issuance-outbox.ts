@@ -46,10 +46,16 @@ export class IssuanceOutbox {
     });
   }
 
-  /** Creates the jobs of everything queued now; for tests and for a graceful stop. */
+  /**
+   * Creates the jobs of everything queued now; for tests and for a graceful stop. Rows a drain under
+   * way has taken are skipped by this dispatch, so that drain is waited for too.
+   */
   async flush(): Promise<void> {
-    await this.running;
-    while ((await this.dispatch()) === ISSUANCE_BATCH);
+    for (;;) {
+      await this.running;
+      while ((await this.dispatch()) === ISSUANCE_BATCH);
+      if (!this.running) return;
+    }
   }
 
   /** Stops polling; what is queued is dispatched first, so a clean stop leaves nothing behind. */

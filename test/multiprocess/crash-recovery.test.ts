@@ -47,9 +47,9 @@ const engines = [
 ];
 
 /**
- * A process killed with SIGKILL right after confirm-order answered: the issue-order job was
- * committed with the payment, so the restarted process issues the order and sends its webhook
- * exactly once. On a DATA_DIR this also proves that the server the killed process left running is
+ * A process killed with SIGKILL right after confirm-order answered: the order's place in the
+ * issuance outbox was committed with the payment (its job too, if the process got that far), so the
+ * restarted process issues the order and sends its webhook exactly once. On a DATA_DIR this also proves that the server the killed process left running is
  * taken over.
  */
 describe.each(engines)('a service process killed after payment, on $engine', ({ postgres }) => {

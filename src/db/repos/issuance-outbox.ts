@@ -9,13 +9,15 @@ export async function queueIssuance(trx: Transaction<DB>, orderId: string, at: D
 }
 
 /**
- * Takes up to `limit` queued orders, oldest first, deleting their rows in the caller's transaction
- * (which creates their jobs): rows another dispatcher has taken are skipped, not waited for.
+ * Takes up to `limit` queued orders, deleting their rows in the caller's transaction (which creates
+ * their jobs): rows another dispatcher has taken are skipped, not waited for. In the table's order,
+ * not sorted: the outbox holds a few rows, all taken at once, and a sort (or an index on queued_at,
+ * written by every payment) would be paid on every dispatch for an order nobody sees.
  */
 export async function takeQueuedIssuance(trx: Transaction<DB>, limit: number): Promise<string[]> {
   const { rows } = await sql<{ order_id: string }>`
     delete from issuance_outbox where order_id in (
-      select order_id from issuance_outbox order by queued_at limit ${limit} for update skip locked)
+      select order_id from issuance_outbox limit ${limit} for update skip locked)
     returning order_id`.execute(trx);
   return rows.map((r) => r.order_id);
 }

@@ -178,6 +178,7 @@ export async function payOrderFromWallet(
     wallet: SpendableWallet | null;
     entry_id: string | number | null;
     moved: boolean;
+    refused: null;
   }>`
     with ol as (
       select id from orders
@@ -224,10 +225,17 @@ export async function payOrderFromWallet(
       insert into issuance_outbox (order_id, queued_at) select o.id, ${at} from o
     )
     select exists (select 1 from ol) as found, (select sub from x) as wallet,
-           (select entry_id from x) as entry_id, exists (select 1 from e) as moved`.execute(db);
+           (select entry_id from x) as entry_id, exists (select 1 from e) as moved,
+           -- Never true; if it were, the statement raises and nothing of it commits.
+           case when exists (select 1 from o) <> exists (select 1 from e)
+                  or (exists (select 1 from o) and ${price} > 0 and not exists (select 1 from d))
+                then polita_refuse('wallet payment not booked whole: ' || ${p.orderId}) end as refused`.execute(
+    db,
+  );
   const row = rows[0]!;
   if (!row.found) return { outcome: 'not_draft' };
   if (!row.wallet) return { outcome: 'insufficient' };
+  // The statement has committed by now: this only reports an order locked as a draft that did not move.
   if (!row.moved) throw new Error(`order ${p.orderId} changed under its row lock`);
   return {
     outcome: 'paid',
