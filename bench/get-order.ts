@@ -52,6 +52,7 @@ async function measured(target: Running, ctx: Context, orders: number): Promise<
     ids.map((id) => ({ id })),
     ctx.connections,
   );
+  await ctx.settle();
   await warmUp(load);
   return { ...timed(await load(ctx.seconds)), label: `, ${fmt(orders)} orders` };
 }

@@ -20,7 +20,7 @@ export function payments(name: string, item: Body, partners: number, perSecond =
   return {
     name,
     workers: false,
-    async run(target, { seconds, connections }) {
+    async run(target, { seconds, connections, settle }) {
       const tag = randomBytes(3).toString('hex');
       const owners: Partner[] = [];
       for (let i = 0; i < partners; i++) {
@@ -92,6 +92,7 @@ export function payments(name: string, item: Body, partners: number, perSecond =
             },
           ],
         });
+      await settle();
       // The first drafts are paid unmeasured, while V8 compiles the payment path.
       if (warmup > 0) await load(warmup);
       startedAt = performance.now();

@@ -10,6 +10,7 @@ import {
   PGBENCH_SCALE,
   PGBENCH_SCALE_WIDE,
   pgbenchTpcb,
+  settle,
   withDatabase,
   type Anchor,
 } from './anchors.ts';
@@ -232,6 +233,7 @@ async function measureEngine(engine: Engine, bare: Running): Promise<Row[]> {
             connections: CONNECTIONS,
             bare,
             database: { env: instance.env, url: instance.databaseUrl },
+            settle: () => settle(instance.databaseUrl),
           });
           for (const m of [measured].flat()) {
             const verdict = m.verdict ?? scenario.judge?.(m, anchors) ?? NONE;
@@ -398,6 +400,7 @@ async function main(): Promise<void> {
       seconds: SECONDS,
       connections: CONNECTIONS,
       database: { env: {}, url: '' },
+      settle: async () => {},
     });
     return [m].flat()[0]!;
   };
@@ -459,8 +462,11 @@ const NOTES =
   `issuance runs in worker instances (here nothing issues those paid orders) and is measured by ` +
   `bench/issuance.ts on services of its own. The pay-from-balance rows create their partners, wallets ` +
   `and one draft per payment before the measured window. get-order runs on a service and database ` +
-  `of its own, filled by \`npm run seed:orders\`. RSS is the service's node process (VmRSS), not the ` +
-  `embedded PostgreSQL's processes.`;
+  `of its own, filled by \`npm run seed:orders\`. Every window on a database, anchors' and scenarios', ` +
+  `starts after its setup on a settled database (VACUUM (ANALYZE), then CHECKPOINT): the checkpoint ` +
+  `and autovacuum a setup's bulk writes set off do not run under the next window. Latencies of the ` +
+  `get-offers and get-order rows are to the microsecond (autocannon's own are whole milliseconds). ` +
+  `RSS is the service's node process (VmRSS), not the embedded PostgreSQL's processes.`;
 
 function nproc(): string {
   try {
