@@ -20,11 +20,12 @@ const conflict = (message: string) => ({ statusCode: 409, error: 'Conflict', mes
 /**
  * The Idempotency-Key header on the routes whose config says `idempotent`. Runs after the signature
  * and the schema: a request refused by either stores nothing, as at Stripe. The answer is stored
- * before it is sent, so a retry that follows a lost answer finds it.
+ * before it is sent, so a retry that follows a lost answer finds it. Its two hooks belong to the
+ * idempotent routes alone, added as each is declared (install this before them): get-offers and
+ * get-order no longer run two async hooks that only returned.
  */
 export function installIdempotency(app: FastifyInstance, svc: Services): void {
-  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (!req.routeOptions.config.idempotent) return;
+  const claimKey = async (req: FastifyRequest, reply: FastifyReply) => {
     const key = req.headers[HEADER];
     if (key === undefined) return;
     if (typeof key !== 'string' || !VALID_KEY.test(key)) {
@@ -60,9 +61,9 @@ export function installIdempotency(app: FastifyInstance, svc: Services): void {
           ),
         );
     }
-  });
+  };
 
-  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  const storeAnswer = async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const key = req.idempotencyKey;
     if (key === undefined) return payload;
     req.idempotencyKey = undefined;
@@ -70,5 +71,11 @@ export function installIdempotency(app: FastifyInstance, svc: Services): void {
       typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
     await finishIdempotent(svc, { partnerId: req.partner.id, key, status: reply.statusCode, body });
     return payload;
+  };
+
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return;
+    route.preHandler = [route.preHandler ?? []].flat().concat(claimKey);
+    route.onSend = [route.onSend ?? []].flat().concat(storeAnswer);
   });
 }
