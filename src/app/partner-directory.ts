@@ -2,6 +2,9 @@ import type { Db } from '../db/database.ts';
 import { findPartner, type PartnerWithSecrets } from '../db/repos/partners.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 
+/** {@link PartnerDirectory.cached}'s answer when the cache cannot say. */
+export const MISS: unique symbol = Symbol('not cached');
+
 /**
  * Partners as request authentication sees them, cached briefly so that a signed request costs no
  * database round trip. Changes made through this instance apply at once; other instances see them
@@ -19,6 +22,15 @@ export class PartnerDirectory {
 
   /** Reads in flight: the requests of one partner arriving during a refresh share its one query. */
   private readonly loading = new Map<string, Promise<PartnerWithSecrets | undefined>>();
+
+  /**
+   * The cached answer while it is fresh: a partner, or undefined for an id known not to exist;
+   * MISS when only {@link get} can tell (a request authenticates without a promise on a hit).
+   */
+  cached(id: string): PartnerWithSecrets | undefined | typeof MISS {
+    const hit = this.cache.get(id);
+    return hit && Date.now() - hit.at < this.ttlMs ? hit.partner : MISS;
+  }
 
   async get(id: string): Promise<PartnerWithSecrets | undefined> {
     const hit = this.cache.get(id);

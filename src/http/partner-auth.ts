@@ -1,14 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PartnerWithSecrets } from '../db/repos/partners.ts';
-import type { PartnerDirectory } from '../app/partner-directory.ts';
+import { MISS, type PartnerDirectory } from '../app/partner-directory.ts';
 import type { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import { parseSignatureHeader, SIGNATURE_HEADER, verify } from '../signature.ts';
 import { reasonBody, sendError } from './errors.ts';
-import { parseJsonBody } from './raw-body.ts';
+import { parseBody } from './raw-body.ts';
+
+const AUTHENTICATED = Symbol('authenticated partner');
+const EMPTY = Buffer.alloc(0);
 
 declare module 'fastify' {
   interface FastifyRequest {
     partner: PartnerWithSecrets;
+    [AUTHENTICATED]: PartnerWithSecrets | null;
   }
 }
 
@@ -29,15 +33,16 @@ export function installPartnerAuth(
   limits: { counter: SharedWindowCounter; failuresPerMinute: number },
 ): void {
   // Set by the signature check before any handler runs; reading it earlier is a bug, said at once.
-  const authenticated = new WeakMap<FastifyRequest, PartnerWithSecrets>();
+  // A slot on the request (every request has it, so its shape stays one), not a WeakMap entry.
+  app.decorateRequest(AUTHENTICATED, null);
   app.decorateRequest('partner', {
     getter(this: FastifyRequest) {
-      const partner = authenticated.get(this);
+      const partner = this[AUTHENTICATED];
       if (!partner) throw new Error('request.partner read before the signature was checked');
       return partner;
     },
     setter(this: FastifyRequest, partner: PartnerWithSecrets) {
-      authenticated.set(this, partner);
+      this[AUTHENTICATED] = partner;
     },
   });
   const key = (request: FastifyRequest) => `auth-failures:${request.ip}`;
@@ -70,17 +75,49 @@ export function installPartnerAuth(
     done();
   });
 
-  app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (throttled(request, reply)) return reply;
-    const header = request.headers[SIGNATURE_HEADER];
-    const parsed = typeof header === 'string' ? parseSignatureHeader(header) : null;
-    if (!parsed) return refuse(request, reply, FORBIDDEN);
-    const partner = await partners.get(parsed.partnerId);
-    const body = request.rawBody ?? Buffer.alloc(0);
-    if (!partner || partner.disabled || !verify(partner.secrets, body, parsed.signature)) {
-      return refuse(request, reply, FORBIDDEN);
+  /** The signature against the partner's secrets, then the body parsed: false when it answered. */
+  const admit = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    signature: Buffer,
+    partner: PartnerWithSecrets | undefined,
+  ): boolean => {
+    if (!partner || partner.disabled || !verify(partner.secrets, request.rawBody ?? EMPTY, signature)) {
+      refuse(request, reply, FORBIDDEN);
+      return false;
     }
     request.partner = partner;
-    return parseJsonBody(request, reply);
-  });
+    return parseBody(request, reply);
+  };
+
+  // A callback hook: with the partner cached (nearly every request) it takes no promise at all.
+  app.addHook(
+    'preValidation',
+    (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      if (throttled(request, reply)) return;
+      const header = request.headers[SIGNATURE_HEADER];
+      const parsed = typeof header === 'string' ? parseSignatureHeader(header) : null;
+      if (!parsed) {
+        refuse(request, reply, FORBIDDEN);
+        return;
+      }
+      const known = partners.cached(parsed.partnerId);
+      if (known !== MISS) {
+        if (admit(request, reply, parsed.signature, known)) done();
+        return;
+      }
+      partners.get(parsed.partnerId).then(
+        (partner) => {
+          let admitted: boolean;
+          try {
+            admitted = admit(request, reply, parsed.signature, partner);
+          } catch (err) {
+            return done(err as Error);
+          }
+          if (admitted) done();
+        },
+        (err: Error) => done(err),
+      );
+    },
+  );
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { reasonBody, sendError } from './errors.ts';
 import { BAD_TEXT, badBodyText } from './text-guard.ts';
 
@@ -28,20 +28,30 @@ export function installRawBodyParser(app: FastifyInstance): void {
 }
 
 /**
- * preValidation step: the raw bytes become `request.body`, or a 400 when they are not JSON or hold a
- * string PostgreSQL cannot store.
+ * The raw bytes become `request.body`; or a 400 is sent, and false answered, when they are not JSON
+ * or hold a string PostgreSQL cannot store.
  */
-export async function parseJsonBody(request: FastifyRequest, reply: import('fastify').FastifyReply) {
+export function parseBody(request: FastifyRequest, reply: FastifyReply): boolean {
   const raw = request.rawBody;
   if (!raw || raw.length === 0) {
     request.body = undefined;
-    return;
+    return true;
   }
   try {
     request.body = JSON.parse(raw.toString('utf8'));
   } catch {
-    return sendError(reply, reasonBody(400, 'Body is not valid JSON'));
+    sendError(reply, reasonBody(400, 'Body is not valid JSON'));
+    return false;
   }
   const bad = badBodyText(raw, request.body);
-  if (bad) return sendError(reply, reasonBody(400, `${bad} ${BAD_TEXT}`));
+  if (bad) {
+    sendError(reply, reasonBody(400, `${bad} ${BAD_TEXT}`));
+    return false;
+  }
+  return true;
+}
+
+/** {@link parseBody} as a preValidation hook. */
+export function parseJsonBody(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  if (parseBody(request, reply)) done();
 }
