@@ -46,13 +46,20 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
       }
     },
   });
+  // Both outbox gauges from one query a scrape: the registry collects every metric at once, so the
+  // second gauge finds the first one's query in flight.
+  let outboxRead: ReturnType<MetricsSources['issuanceOutbox']> | undefined;
+  const outbox = () =>
+    (outboxRead ??= sources.issuanceOutbox().finally(() => {
+      outboxRead = undefined;
+    }));
   // Normally a batch's worth for milliseconds; rows that stay say no process is creating the jobs.
   new Gauge({
     name: 'polita_issuance_outbox_orders',
     help: 'Paid orders waiting in the issuance outbox for their issue-order job',
     registers: [registry],
     async collect() {
-      this.set((await sources.issuanceOutbox()).count);
+      this.set((await outbox()).count);
     },
   });
   new Gauge({
@@ -60,7 +67,7 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
     help: 'How long the oldest order in the issuance outbox has waited (0 when it is empty)',
     registers: [registry],
     async collect() {
-      this.set((await sources.issuanceOutbox()).oldestSeconds);
+      this.set((await outbox()).oldestSeconds);
     },
   });
   // One labelled child per route, method and status, looked up by a plain key: observe() with a
