@@ -234,6 +234,27 @@ async function measureEngine(engine: Engine, bare: Running): Promise<Row[]> {
             bare,
             database: { env: instance.env, url: instance.databaseUrl },
             settle: () => settle(instance.databaseUrl),
+            sibling: async () => {
+              const own = await engine.fresh();
+              try {
+                const sibling = await startPolita({ ...own.env, WORKERS: 'false' }, NODE_ARGS);
+                const siblingRss = rssSampler(sibling.pid);
+                return {
+                  service: sibling,
+                  database: { env: own.env, url: own.databaseUrl },
+                  settle: () => settle(own.databaseUrl),
+                  stop: async () => {
+                    siblingRss.stop();
+                    rssPeak = Math.max(rssPeak, siblingRss.peakMb());
+                    await sibling.stop();
+                    await own.cleanup();
+                  },
+                };
+              } catch (err) {
+                await own.cleanup();
+                throw err;
+              }
+            },
           });
           for (const m of [measured].flat()) {
             const verdict = m.verdict ?? scenario.judge?.(m, anchors) ?? NONE;
@@ -401,6 +422,7 @@ async function main(): Promise<void> {
       connections: CONNECTIONS,
       database: { env: {}, url: '' },
       settle: async () => {},
+      sibling: () => Promise.reject(new Error('the bare server has no database')),
     });
     return [m].flat()[0]!;
   };
@@ -461,8 +483,8 @@ const NOTES =
   `reply to the completed webhook's arrival. Rows marked WORKERS=false measure the request path; ` +
   `issuance runs in worker instances (here nothing issues those paid orders) and is measured by ` +
   `bench/issuance.ts on services of its own. The pay-from-balance rows create their partners, wallets ` +
-  `and one draft per payment before the measured window. get-order runs on a service and database ` +
-  `of its own, filled by \`npm run seed:orders\`. Every window on a database, anchors' and scenarios', ` +
+  `and one draft per payment before the measured window. get-order runs on two services and databases ` +
+  `of their own, filled by \`npm run seed:orders\` to the sizes the rows name, their windows alternating. Every window on a database, anchors' and scenarios', ` +
   `starts after its setup on a settled database (VACUUM (ANALYZE), then CHECKPOINT): the checkpoint ` +
   `and autovacuum a setup's bulk writes set off do not run under the next window. Latencies of the ` +
   `get-offers and get-order rows are to the microsecond (autocannon's own are whole milliseconds). ` +

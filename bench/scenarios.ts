@@ -51,6 +51,18 @@ export interface Context {
   database: { env: Record<string, string>; url: string };
   /** bench/anchors.ts settle() on that database: called by a scenario between its setup and its load. */
   settle(): Promise<void>;
+  /**
+   * A second service like the scenario's (WORKERS=false) on a fresh database of the same engine,
+   * for a scenario that compares two databases window by window (get-order). Stop it when done.
+   */
+  sibling(): Promise<Sibling>;
+}
+
+export interface Sibling {
+  service: Running;
+  database: { env: Record<string, string>; url: string };
+  settle(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 export interface Scenario {
