@@ -179,6 +179,32 @@ const transitionStatement = compiledOnce((db, a: Record<string, unknown>, shape)
  * An item issued: what the provider answered, and its policy PDF stored under a download token, in
  * one statement (issuance runs at a couple of hundred orders a second, and its cost is round trips).
  */
+const itemIssuedStatement = compiledOnce(
+  (db, a: { orderId: string; idx: number; issued: string; fileToken: string; pdf: Uint8Array; at: Date }) =>
+    db
+      .with('item', (q) =>
+        q
+          .updateTable('order_items')
+          .set({ issued: a.issued, file_token: a.fileToken })
+          .where('order_id', '=', a.orderId)
+          .where('idx', '=', a.idx)
+          .returning(['order_id', 'idx']),
+      )
+      .insertInto('documents')
+      .columns(['token', 'order_id', 'idx', 'pdf', 'created_at'])
+      .expression((eb) =>
+        eb
+          .selectFrom('item')
+          .select([
+            sql<string>`${a.fileToken}::text`.as('token'),
+            'item.order_id',
+            'item.idx',
+            sql<Uint8Array>`${a.pdf}::bytea`.as('pdf'),
+            sql<Date>`${a.at}::timestamptz`.as('created_at'),
+          ]),
+      ),
+);
+
 export async function setItemIssued(
   trx: Transaction<DB>,
   orderId: string,
@@ -188,29 +214,7 @@ export async function setItemIssued(
   pdf: Uint8Array,
   at: Date,
 ): Promise<void> {
-  await trx
-    .with('item', (q) =>
-      q
-        .updateTable('order_items')
-        .set({ issued: JSON.stringify(issued), file_token: fileToken })
-        .where('order_id', '=', orderId)
-        .where('idx', '=', idx)
-        .returning(['order_id', 'idx']),
-    )
-    .insertInto('documents')
-    .columns(['token', 'order_id', 'idx', 'pdf', 'created_at'])
-    .expression((eb) =>
-      eb
-        .selectFrom('item')
-        .select([
-          sql<string>`${fileToken}::text`.as('token'),
-          'item.order_id',
-          'item.idx',
-          sql<Uint8Array>`${pdf}::bytea`.as('pdf'),
-          sql<Date>`${at}::timestamptz`.as('created_at'),
-        ]),
-    )
-    .execute();
+  await itemIssuedStatement(trx, { orderId, idx, issued: JSON.stringify(issued), fileToken, pdf, at });
 }
 
 export async function findDocument(db: Conn, token: string): Promise<Uint8Array | undefined> {

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { WebhookEventStatus } from '../../domain/order-state.ts';
 import type { DB, WebhookEventsTable } from '../schema.ts';
+import { compiledOnce } from '../compiled.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
 export type WebhookEventRow = Selectable<WebhookEventsTable>;
@@ -20,37 +21,44 @@ export type WebhookEventRow = Selectable<WebhookEventsTable>;
  * settleUnlessWaiting), so that a waiting event inserted here is never missed by the settle that
  * should release it.
  */
+const orderEventStatement = compiledOnce(
+  (
+    db,
+    e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; body: string; at: Date },
+  ) =>
+    db
+      .insertInto('webhook_events')
+      .columns(['id', 'partner_id', 'order_id', 'status', 'body', 'state', 'created_at'])
+      .expression((eb) =>
+        eb
+          .selectFrom('partners')
+          .select([
+            sql<string>`${e.id}::text`.as('id'),
+            'partners.id',
+            sql<string>`${e.orderId}::text`.as('order_id'),
+            sql<WebhookEventStatus>`${e.status}::text`.as('status'),
+            sql<string>`${e.body}::text`.as('body'),
+            sql<'waiting' | 'pending'>`case when exists (
+              select 1 from webhook_events w
+              where w.order_id = ${e.orderId} and w.state in ('waiting', 'pending')
+            ) then 'waiting' else 'pending' end`.as('state'),
+            sql<Date>`${e.at}::timestamptz`.as('created_at'),
+          ])
+          .where('partners.id', '=', e.partnerId)
+          .where('partners.webhook_url', 'is not', null)
+          .where(sql<boolean>`${e.status}::text = any(partners.webhook_events)`),
+      )
+      .onConflict((oc) => oc.columns(['order_id', 'status']).doNothing())
+      .returning(['id', 'state']),
+);
+
 export async function createOrderEvent(
   trx: Transaction<DB>,
   e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; at: Date },
 ): Promise<{ id: string; state: 'waiting' | 'pending' } | undefined> {
   const body = JSON.stringify({ orderId: e.orderId, status: e.status });
-  const row = await trx
-    .insertInto('webhook_events')
-    .columns(['id', 'partner_id', 'order_id', 'status', 'body', 'state', 'created_at'])
-    .expression((eb) =>
-      eb
-        .selectFrom('partners')
-        .select([
-          sql<string>`${e.id}::text`.as('id'),
-          'partners.id',
-          sql<string>`${e.orderId}::text`.as('order_id'),
-          sql<WebhookEventStatus>`${e.status}::text`.as('status'),
-          sql<string>`${body}::text`.as('body'),
-          sql<'waiting' | 'pending'>`case when exists (
-            select 1 from webhook_events w
-            where w.order_id = ${e.orderId} and w.state in ('waiting', 'pending')
-          ) then 'waiting' else 'pending' end`.as('state'),
-          sql<Date>`${e.at}::timestamptz`.as('created_at'),
-        ])
-        .where('partners.id', '=', e.partnerId)
-        .where('partners.webhook_url', 'is not', null)
-        .where(sql<boolean>`${e.status}::text = any(partners.webhook_events)`),
-    )
-    .onConflict((oc) => oc.columns(['order_id', 'status']).doNothing())
-    .returning(['id', 'state'])
-    .executeTakeFirst();
-  return row as { id: string; state: 'waiting' | 'pending' } | undefined;
+  const { rows } = await orderEventStatement(trx, { ...e, body });
+  return rows[0] as { id: string; state: 'waiting' | 'pending' } | undefined;
 }
 
 /**
@@ -78,8 +86,12 @@ export async function ensureOperatorEvent(
     .executeTakeFirstOrThrow();
 }
 
+const eventStatement = compiledOnce((db, a: { id: string }) =>
+  db.selectFrom('webhook_events').selectAll().where('id', '=', a.id),
+);
+
 export async function findEvent(db: Conn, id: string): Promise<WebhookEventRow | undefined> {
-  return db.selectFrom('webhook_events').selectAll().where('id', '=', id).executeTakeFirst();
+  return (await eventStatement(db, { id })).rows[0];
 }
 
 export async function findOrderEvent(
@@ -208,68 +220,86 @@ export async function settleUnlessWaiting(
   a: AttemptRecord,
   o: { attempts: number; state: 'delivered' | 'failed'; at: Date },
 ): Promise<{ applied: boolean; updated: boolean }> {
-  // The order's status never comes back to a former one (order-state.ts), so an unchanged status
-  // means that no transition, hence no event, was committed since the snapshot.
-  const applies = sql<boolean>`exists (select 1 from held) and not exists (
-    select 1 from webhook_events w where w.order_id = ${a.orderId} and w.state = 'waiting')`;
-  const row = await db
-    .with('held', (q) =>
-      q
-        .selectFrom('orders as o')
-        .select('o.id')
-        .where('o.id', '=', a.orderId)
-        .where('o.status', '=', (eb) =>
-          eb.selectFrom('orders as s').select('s.status').where('s.id', '=', a.orderId),
-        )
-        .forShare('o'),
-    )
-    .with('attempt', (q) =>
-      q
-        .insertInto('webhook_attempts')
-        .columns([
-          'order_id',
-          'event_id',
-          'attempt',
-          'url',
-          'trigger',
-          'attempted_at',
-          'http_status',
-          'error',
-          'latency_ms',
-        ])
-        .expression(
-          db
-            .selectNoFrom([
-              sql<string>`${a.orderId}::text`.as('order_id'),
-              sql<string>`${a.eventId}::text`.as('event_id'),
-              sql<number | null>`${a.attempt}::int`.as('attempt'),
-              sql<string | null>`${a.url}::text`.as('url'),
-              sql<'automatic' | 'operator'>`${a.trigger}::text`.as('trigger'),
-              sql<Date>`${a.at}::timestamptz`.as('attempted_at'),
-              sql<number | null>`${a.httpStatus}::int`.as('http_status'),
-              sql<string | null>`${a.error}::text`.as('error'),
-              sql<number>`${a.latencyMs}::int`.as('latency_ms'),
-            ])
-            .where(applies),
-        )
-        .returning('id'),
-    )
-    .with('outcome', (q) =>
-      q
-        .updateTable('webhook_events')
-        .set({ attempts: o.attempts, state: o.state, next_attempt_at: null, settled_at: o.at })
-        .where('id', '=', a.eventId)
-        .where('state', '=', 'pending')
-        .where(applies)
-        .returning('id'),
-    )
-    .selectNoFrom((eb) => [
-      applies.as('applied'),
-      eb.exists(eb.selectFrom('outcome').select('outcome.id')).as('updated'),
-    ])
-    .executeTakeFirstOrThrow();
+  const { rows } = await settleUnlessWaitingStatement(db, {
+    ...attemptValues(a),
+    attempts: o.attempts,
+    state: o.state,
+    settled_at: o.at,
+  });
+  const row = rows[0]!;
   return { applied: Boolean(row.applied), updated: Boolean(row.updated) };
 }
+
+const settleUnlessWaitingStatement = compiledOnce(
+  (
+    db,
+    a: ReturnType<typeof attemptValues> & {
+      attempts: number;
+      state: 'delivered' | 'failed';
+      settled_at: Date;
+    },
+  ) => {
+    // The order's status never comes back to a former one (order-state.ts), so an unchanged status
+    // means that no transition, hence no event, was committed since the snapshot.
+    const applies = sql<boolean>`exists (select 1 from held) and not exists (
+      select 1 from webhook_events w where w.order_id = ${a.order_id} and w.state = 'waiting')`;
+    return db
+      .with('held', (q) =>
+        q
+          .selectFrom('orders as o')
+          .select('o.id')
+          .where('o.id', '=', a.order_id)
+          .where('o.status', '=', (eb) =>
+            eb.selectFrom('orders as s').select('s.status').where('s.id', '=', a.order_id),
+          )
+          .forShare('o'),
+      )
+      .with('attempt', (q) =>
+        q
+          .insertInto('webhook_attempts')
+          .columns([
+            'order_id',
+            'event_id',
+            'attempt',
+            'url',
+            'trigger',
+            'attempted_at',
+            'http_status',
+            'error',
+            'latency_ms',
+          ])
+          .expression(
+            db
+              .selectNoFrom([
+                sql<string>`${a.order_id}::text`.as('order_id'),
+                sql<string>`${a.event_id}::text`.as('event_id'),
+                sql<number | null>`${a.attempt}::int`.as('attempt'),
+                sql<string | null>`${a.url}::text`.as('url'),
+                sql<'automatic' | 'operator'>`${a.trigger}::text`.as('trigger'),
+                sql<Date>`${a.attempted_at}::timestamptz`.as('attempted_at'),
+                sql<number | null>`${a.http_status}::int`.as('http_status'),
+                sql<string | null>`${a.error}::text`.as('error'),
+                sql<number>`${a.latency_ms}::int`.as('latency_ms'),
+              ])
+              .where(applies),
+          )
+          .returning('id'),
+      )
+      .with('outcome', (q) =>
+        q
+          .updateTable('webhook_events')
+          .set({ attempts: a.attempts, state: a.state, next_attempt_at: null, settled_at: a.settled_at })
+          .where('id', '=', a.event_id)
+          .where('state', '=', 'pending')
+          .where(applies)
+          .returning('id'),
+      )
+      .selectNoFrom((eb) => [
+        applies.as('applied'),
+        eb.exists(eb.selectFrom('outcome').select('outcome.id')).as('updated'),
+      ]);
+  },
+);
 
 export async function recordAttempt(db: Conn, a: AttemptRecord): Promise<void> {
   await db.insertInto('webhook_attempts').values(attemptValues(a)).execute();
