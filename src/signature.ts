@@ -51,6 +51,15 @@ function pads(secret: string): Pads {
 }
 
 /**
+ * Drops the cached pads of these secrets (they are as good as the secret): called when a partner
+ * changes, so a rotated-out or disabled partner's key material does not stay behind. The next
+ * request signed with one of them computes its pads again.
+ */
+export function forgetSecrets(secrets: readonly string[]): void {
+  for (const secret of secrets) padsOf.delete(secret);
+}
+
+/**
  * HMAC-SHA512 (RFC 2104) as two one-shot hashes over the secret's cached pads: the same bytes as
  * createHmac, which looks the digest up by name, fetches it from OpenSSL's provider and pads the
  * key again for every request; a profile of get-offers had that at 9 % of the request.

@@ -175,10 +175,6 @@ const transitionStatement = compiledOnce((db, a: Record<string, unknown>, shape)
     .returning('order_events.id');
 });
 
-/**
- * An item issued: what the provider answered, and its policy PDF stored under a download token, in
- * one statement (issuance runs at a couple of hundred orders a second, and its cost is round trips).
- */
 const itemIssuedStatement = compiledOnce(
   (db, a: { orderId: string; idx: number; issued: string; fileToken: string; pdf: Uint8Array; at: Date }) =>
     db
@@ -205,6 +201,10 @@ const itemIssuedStatement = compiledOnce(
       ),
 );
 
+/**
+ * An item issued: what the provider answered, and its policy PDF stored under a download token, in
+ * one statement (issuance runs at a couple of hundred orders a second, and its cost is round trips).
+ */
 export async function setItemIssued(
   trx: Transaction<DB>,
   orderId: string,

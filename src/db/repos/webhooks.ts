@@ -6,21 +6,6 @@ import { compiledOnce } from '../compiled.ts';
 type Conn = Kysely<DB> | Transaction<DB>;
 export type WebhookEventRow = Selectable<WebhookEventsTable>;
 
-/**
- * Records the event of an order's transition for its partner, if the partner has a webhook URL and
- * receives events of this status; in the caller's transaction, which holds the order's row lock,
- * so the events of one order are created one after another. The event is `pending` (to be
- * delivered now) unless an earlier event of the same order is still open: then it `waiting`s
- * behind it, so a receiver sees the events of an order in the order they happened.
- * Returns the event and its state, or undefined when the partner receives no such event.
- *
- * The caller holds the order's row lock (lockOrder, or the UPDATE of transition()) since an
- * earlier statement, and, as its event may wait, has moved the order's status (only the first event
- * of a completed order is made without a transition, and nothing is open before it): that lock and
- * that status change are what a settle of the earlier event meets (holdOrderForSettle,
- * settleUnlessWaiting), so that a waiting event inserted here is never missed by the settle that
- * should release it.
- */
 const orderEventStatement = compiledOnce(
   (
     db,
@@ -52,6 +37,21 @@ const orderEventStatement = compiledOnce(
       .returning(['id', 'state']),
 );
 
+/**
+ * Records the event of an order's transition for its partner, if the partner has a webhook URL and
+ * receives events of this status; in the caller's transaction, which holds the order's row lock,
+ * so the events of one order are created one after another. The event is `pending` (to be
+ * delivered now) unless an earlier event of the same order is still open: then it `waiting`s
+ * behind it, so a receiver sees the events of an order in the order they happened.
+ * Returns the event and its state, or undefined when the partner receives no such event.
+ *
+ * The caller holds the order's row lock (lockOrder, or the UPDATE of transition()) since an
+ * earlier statement, and, as its event may wait, has moved the order's status (only the first event
+ * of a completed order is made without a transition, and nothing is open before it): that lock and
+ * that status change are what a settle of the earlier event meets (holdOrderForSettle,
+ * settleUnlessWaiting), so that a waiting event inserted here is never missed by the settle that
+ * should release it.
+ */
 export async function createOrderEvent(
   trx: Transaction<DB>,
   e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; at: Date },
