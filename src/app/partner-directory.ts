@@ -34,9 +34,9 @@ export class PartnerDirectory {
   }
 
   async get(id: string): Promise<PartnerWithSecrets | undefined> {
-    const hit = this.cache.get(id);
+    const known = this.cached(id);
+    if (known !== MISS) return known;
     const now = Date.now();
-    if (hit && now - hit.at < this.ttlMs) return hit.partner;
     let pending = this.loading.get(id);
     if (!pending) {
       const mine: Promise<PartnerWithSecrets | undefined> = this.load(id, now).finally(() => {
