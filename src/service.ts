@@ -17,8 +17,9 @@ import { secureStoredSecrets } from './secrets/at-rest.ts';
 import { loadSecretKeys } from './secrets/keys.ts';
 import type { SecretBox } from './secrets/secret-box.ts';
 import { buildServer } from './http/server.ts';
-import { dispatchQueuedIssuance } from './app/issuance-queue.ts';
-import { IssuanceOutbox } from './jobs/issuance-outbox.ts';
+import { dispatchQueuedIssuance, ISSUANCE_BATCH } from './app/issuance-queue.ts';
+import { dispatchQueuedDeliveries, DELIVERY_BATCH } from './app/webhook-events.ts';
+import { Outbox } from './jobs/outbox.ts';
 import { jobQueue, startBoss } from './jobs/queue.ts';
 import { startWorkers } from './jobs/workers.ts';
 import { SandboxIssuer } from './providers/sandbox/issuer.ts';
@@ -30,7 +31,9 @@ export interface Service {
   svc: Services;
   boss: PgBoss;
   /** Turns paid orders into issue-order jobs; `flush()` creates those still queued now. */
-  outbox: IssuanceOutbox;
+  outbox: Outbox;
+  /** Turns the events of issued orders into their first deliver-webhook jobs; `flush()` the same. */
+  webhookOutbox: Outbox;
   database: Database;
   adminToken: string;
   demo: { id: string; secret: string } | null;
@@ -114,11 +117,12 @@ export async function startService(
       `partner secrets encrypted with ${keys.describe}${converted ? `; ${converted} stored in clear were encrypted now` : ''}`,
     );
     const boss = await startBoss(database, log);
-    // The outbox's dispatch needs the services, whose job port kicks the outbox.
-    const outbox = new IssuanceOutbox(() => dispatchQueuedIssuance(svc), log);
+    // The outboxes' dispatch needs the services, whose job port kicks the outboxes.
+    const outbox = new Outbox('issuance', () => dispatchQueuedIssuance(svc), ISSUANCE_BATCH, log);
+    const webhookOutbox = new Outbox('webhook', () => dispatchQueuedDeliveries(svc), DELIVERY_BATCH, log);
     const svc = createServices(config, database, {
       log,
-      jobs: jobQueue(boss, outbox),
+      jobs: jobQueue(boss, { issuance: outbox, webhooks: webhookOutbox }),
       secrets: keys.box,
       ...(opts.resolve ? { resolve: opts.resolve } : {}),
     });
@@ -145,12 +149,14 @@ export async function startService(
     // Last: a start that fails before here leaves no poll running on the closed database. Kicks
     // come from requests, and none is served before this returns.
     outbox.start();
+    webhookOutbox.start();
     let stopping: Promise<void> | undefined;
     return {
       app,
       svc,
       boss,
       outbox,
+      webhookOutbox,
       database,
       adminToken,
       demo,
@@ -160,6 +166,7 @@ export async function startService(
           await app.close();
           await outbox.stop();
           await workers?.stop();
+          await webhookOutbox.stop();
           await boss.stop({ graceful: true, timeout: 15_000, close: true });
           await svc.documents.close();
           if (!opts.database) await database.close();

@@ -1,5 +1,6 @@
 import { formatAmount } from '../domain/money.ts';
 import { localDateTime, formatDmy } from '../domain/time.ts';
+import { completeIssuedOrder, type IssuedItem } from '../db/repos/issuance.ts';
 import { findOrderWithItems, setItemIssued, transition } from '../db/repos/orders.ts';
 import { ProviderRejection } from '../providers/types.ts';
 import { productModule } from '../products/registry.ts';
@@ -7,13 +8,13 @@ import { purchase } from '../products/shared.ts';
 import { catalogueOf, productContext } from './product-context.ts';
 import { refundLockedOrder } from './refund-order.ts';
 import type { Services } from './services.ts';
-import { emitOrderEvent } from './webhook-events.ts';
+import { emitOrderEvent, newEventId } from './webhook-events.ts';
 
 export type IssueOutcome = 'completed' | 'processing' | 'failed' | 'skipped';
 
 /**
  * Issues a paid order in the background: each product bought from its provider, its policy PDF
- * rendered and stored, then the order completed and its webhook event recorded in one transaction.
+ * rendered and stored, then the order completed and its webhook event recorded in one statement.
  * Safe to run again after a crash: issued products are kept, and each step is guarded by the
  * order's status. Products issued asynchronously first pass through a visible `processing`.
  */
@@ -61,8 +62,8 @@ export async function issueOrder(
   const partner = await svc.partners.get(order.partner_id);
   if (!partner) throw new Error(`order ${orderId} has no partner ${order.partner_id}`);
   const ctx = productContext(svc, now, partner, order.customer);
-  // The last item is stored in the transaction that completes the order: one transaction less.
-  let storeLast: ((trx: Parameters<typeof setItemIssued>[0]) => Promise<void>) | undefined;
+  // The last item is stored by the statement that completes the order: one transaction less.
+  let last: IssuedItem | undefined;
   try {
     for (const [i, item] of items.entries()) {
       if (item.issued) continue;
@@ -85,10 +86,13 @@ export async function issueOrder(
       });
       const fields = { product: item.product, ...issued.fields };
       const token = Buffer.from(svc.randomBytes(16)).toString('hex');
-      const store = (trx: Parameters<typeof setItemIssued>[0]) =>
-        setItemIssued(trx, orderId, item.idx, fields, token, pdf, new Date(now));
-      if (items.slice(i + 1).every((it) => it.issued)) storeLast = store;
-      else await svc.db.transaction().execute(store);
+      if (items.slice(i + 1).every((it) => it.issued)) {
+        last = { idx: item.idx, issued: JSON.stringify(fields), fileToken: token, pdf };
+      } else {
+        await svc.db
+          .transaction()
+          .execute((trx) => setItemIssued(trx, orderId, item.idx, fields, token, pdf, new Date(now)));
+      }
     }
   } catch (err) {
     const rejected = err instanceof ProviderRejection;
@@ -128,17 +132,13 @@ export async function issueOrder(
     return 'failed';
   }
 
-  // Read before the transaction, which then holds its connection only for the writes.
-  const at = new Date(await svc.clock.now());
-  await svc.db.transaction().execute(async (trx) => {
-    if (storeLast) await storeLast(trx);
-    const done = await transition(trx, orderId, order.status, 'completed', {
-      actor: 'system',
-      reason: 'all products issued',
-      at,
-      set: { completed_at: at },
-    });
-    if (done) await emitOrderEvent(svc, trx, order, 'completed', at);
+  const { queued } = await completeIssuedOrder(svc.db, {
+    orderId,
+    from: order.status,
+    item: last,
+    eventId: newEventId(svc),
+    at: new Date(await svc.clock.now()),
   });
+  if (queued) svc.jobs.deliveriesQueued();
   return 'completed';
 }

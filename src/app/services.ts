@@ -27,13 +27,15 @@ export interface JobQueue {
   enqueueMany(
     trx: Transaction<DB>,
     name: JobName,
-    jobs: { data: Record<string, unknown>; singletonKey?: string }[],
+    jobs: { data: Record<string, unknown>; singletonKey?: string; group?: string }[],
   ): Promise<void>;
   /**
    * Orders were queued for issuance (the issuance outbox) by a transaction that has committed: their
    * issue-order jobs are created soon, by this process or, should it die first, by any other.
    */
   issuanceQueued(): void;
+  /** Events were queued in the webhook outbox by a transaction that has committed (the same, for their first delivery jobs). */
+  deliveriesQueued(): void;
 }
 
 /** Everything a use case may touch, wired by hand in main.ts (and in the test helper). */

@@ -223,12 +223,20 @@ export interface IssuanceOutboxTable {
   queued_at: Date;
 }
 
+/** Events of issued orders whose first deliver-webhook job is still to be created (migration 14). */
+export interface WebhookOutboxTable {
+  event_id: string;
+  partner_id: string;
+  queued_at: Date;
+}
+
 export interface DB {
   settings: SettingsTable;
   partners: PartnersTable;
   partner_secrets: PartnerSecretsTable;
   idempotency_keys: IdempotencyKeysTable;
   issuance_outbox: IssuanceOutboxTable;
+  webhook_outbox: WebhookOutboxTable;
   orders: OrdersTable;
   order_items: OrderItemsTable;
   order_events: OrderEventsTable;

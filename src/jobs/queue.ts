@@ -2,7 +2,7 @@ import { fromKysely, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
 import type { JobName, JobQueue } from '../app/services.ts';
-import type { IssuanceOutbox } from './issuance-outbox.ts';
+import type { Outbox } from './outbox.ts';
 
 export const QUEUES: Record<
   JobName,
@@ -42,12 +42,17 @@ export async function startBoss(database: Database, log: Logger): Promise<PgBoss
   return boss;
 }
 
-/** Without an outbox (the command line), queued orders wait for the service's next poll of it. */
-export function jobQueue(boss: PgBoss, outbox?: IssuanceOutbox): JobQueue {
+/** Without outboxes (the command line), what is queued waits for the service's next poll of them. */
+export function jobQueue(boss: PgBoss, outboxes?: { issuance: Outbox; webhooks: Outbox }): JobQueue {
   return {
-    issuanceQueued: () => outbox?.kick(),
+    issuanceQueued: () => outboxes?.issuance.kick(),
+    deliveriesQueued: () => outboxes?.webhooks.kick(),
     async enqueueMany(trx, name, jobs) {
-      await boss.insert(name, jobs, { db: fromKysely(trx) });
+      await boss.insert(
+        name,
+        jobs.map(({ group, ...job }) => (group ? { ...job, group: { id: group } } : job)),
+        { db: fromKysely(trx) },
+      );
     },
     async enqueue(trx, name, data, opts) {
       await boss.send(name, data, {

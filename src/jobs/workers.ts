@@ -71,5 +71,12 @@ export async function startWorkers(
     await forgetExpiredKeys(svc);
   });
   await boss.schedule('expire-drafts', '* * * * *');
-  return webhooks;
+  return {
+    // Issuance first, waiting for the batches under way: what they complete queues webhook
+    // deliveries, which the service's stop then flushes from the webhook outbox.
+    async stop() {
+      await boss.offWork('issue-order', { wait: true });
+      await webhooks.stop();
+    },
+  };
 }

@@ -6,6 +6,11 @@ import { compiledOnce } from '../compiled.ts';
 type Conn = Kysely<DB> | Transaction<DB>;
 export type WebhookEventRow = Selectable<WebhookEventsTable>;
 
+/** The exact bytes every attempt of an order's event sends (and signs): the spec's webhook body. */
+export function eventBody(orderId: string, status: WebhookEventStatus): string {
+  return JSON.stringify({ orderId, status });
+}
+
 const orderEventStatement = compiledOnce(
   (
     db,
@@ -56,8 +61,7 @@ export async function createOrderEvent(
   trx: Transaction<DB>,
   e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; at: Date },
 ): Promise<{ id: string; state: 'waiting' | 'pending' } | undefined> {
-  const body = JSON.stringify({ orderId: e.orderId, status: e.status });
-  const { rows } = await orderEventStatement(trx, { ...e, body });
+  const { rows } = await orderEventStatement(trx, { ...e, body: eventBody(e.orderId, e.status) });
   return rows[0] as { id: string; state: 'waiting' | 'pending' } | undefined;
 }
 
@@ -76,7 +80,7 @@ export async function ensureOperatorEvent(
       partner_id: e.partnerId,
       order_id: e.orderId,
       status: e.status,
-      body: JSON.stringify({ orderId: e.orderId, status: e.status }),
+      body: eventBody(e.orderId, e.status),
       state: 'failed',
       created_at: e.at,
       settled_at: e.at,
@@ -374,4 +378,20 @@ export async function attemptsFor(db: Conn, orderId: string) {
     .where('webhook_attempts.order_id', '=', orderId)
     .orderBy('webhook_attempts.id')
     .execute();
+}
+
+/**
+ * Takes up to `limit` events queued in the webhook outbox for their first delivery job, deleting
+ * their rows in the caller's transaction (which creates the jobs); rows another dispatcher has
+ * taken are skipped, not waited for.
+ */
+export async function takeQueuedDeliveries(
+  trx: Transaction<DB>,
+  limit: number,
+): Promise<{ event_id: string; partner_id: string }[]> {
+  const { rows } = await sql<{ event_id: string; partner_id: string }>`
+    delete from webhook_outbox where event_id in (
+      select event_id from webhook_outbox limit ${limit} for update skip locked)
+    returning event_id, partner_id`.execute(trx);
+  return rows;
 }

@@ -1,31 +1,34 @@
 import type { Logger } from 'pino';
-import { ISSUANCE_BATCH } from '../app/issuance-queue.ts';
 
 /** How often the outbox is looked at without a kick: rows another process queued and left (it died). */
 const POLL_MS = 1000;
 
 /**
- * When the issue-order jobs of paid orders are created from the issuance outbox (migration 13; the
- * dispatch itself is app/issuance-queue.ts). A payment queues its order in the statement or
- * transaction that marks it paid; this process is kicked once it commits and dispatches until the
- * outbox is empty. Under load the payments that commit while a dispatch runs make up the next
- * batch, so a job costs a few rows of one statement instead of a statement and a round trip inside
- * every payment.
+ * When jobs are created from an outbox table: the issue-order jobs of paid orders from the issuance
+ * outbox (migration 13; app/issuance-queue.ts), the first deliver-webhook job of an issued order's
+ * event from the webhook outbox (migration 14; app/webhook-events.ts). A transaction queues a row;
+ * this process is kicked once it commits and dispatches until the outbox is empty. Under load the
+ * rows that commit while a dispatch runs make up the next batch, so a job costs a few rows of one
+ * statement instead of a pg-boss insert (a statement and a round trip) inside every transaction.
  *
- * Every process runs one, web-only ones too (WORKERS=false): a payment's job is created by the
- * process that took it, and a row a process left behind (it died between commit and dispatch) is
- * found by the next poll of any process. The order is paid either way; at worst its job comes a
- * second later.
+ * Every process runs one of each, web-only ones too (WORKERS=false): a row is dispatched by the
+ * process that queued it, and a row a process left behind (it died between commit and dispatch) is
+ * found by the next poll of any process. At worst its job comes a second later.
  */
-export class IssuanceOutbox {
+export class Outbox {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
 
-  /** `dispatch` creates the jobs of up to a batch of queued orders and says how many it took. */
+  /**
+   * `dispatch` creates the jobs of up to `batch` queued rows and says how many it took; `name`
+   * names the outbox in the log.
+   */
   constructor(
+    private readonly name: string,
     private readonly dispatch: () => Promise<number>,
+    private readonly batch: number,
     private readonly log: Logger,
   ) {}
 
@@ -33,7 +36,7 @@ export class IssuanceOutbox {
     this.schedule();
   }
 
-  /** An order was queued and its transaction has committed: create its job soon. */
+  /** A row was queued and its transaction has committed: create its job soon. */
   kick(): void {
     if (this.stopped) return;
     if (this.running) {
@@ -53,7 +56,7 @@ export class IssuanceOutbox {
   async flush(): Promise<void> {
     for (;;) {
       await this.running;
-      while ((await this.dispatch()) === ISSUANCE_BATCH);
+      while ((await this.dispatch()) === this.batch);
       if (!this.running) return;
     }
   }
@@ -63,7 +66,9 @@ export class IssuanceOutbox {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
-    await this.flush().catch((err: unknown) => this.log.warn({ err }, 'issuance outbox not flushed at stop'));
+    await this.flush().catch((err: unknown) =>
+      this.log.warn({ err }, `${this.name} outbox not flushed at stop`),
+    );
   }
 
   private schedule(): void {
@@ -78,10 +83,10 @@ export class IssuanceOutbox {
   private async drain(): Promise<void> {
     this.again = false;
     try {
-      while (!this.stopped && (await this.dispatch()) === ISSUANCE_BATCH);
+      while (!this.stopped && (await this.dispatch()) === this.batch);
     } catch (err) {
       // The rows stay queued (the transaction rolled back): the next kick or poll tries again.
-      this.log.error({ err }, 'issuance outbox dispatch failed');
+      this.log.error({ err }, `${this.name} outbox dispatch failed`);
     }
   }
 }
