@@ -7,6 +7,11 @@ export interface DispatcherOptions {
   /** Deliveries in flight to one partner across every instance (pg-boss group concurrency). */
   perPartner: number;
   pollingIntervalMs: number;
+  /**
+   * How long a freed slot waits for others before the fetch that fills them, and a finished job
+   * for others before the statement that completes them (default 25 ms).
+   */
+  gatherMs?: number;
 }
 
 /**
@@ -23,6 +28,8 @@ export class WebhookDispatcher {
   /** A slot freed while a fetch was under way: fetch again as soon as it returns. */
   private again = false;
   private timer: NodeJS.Timeout | undefined;
+  /** A fetch for the slots freed lately, due once they have gathered. */
+  private gathering: NodeJS.Timeout | undefined;
   private readonly settled = new Set<Promise<void>>();
   /** Jobs done, completed together at the end of the tick: one statement for many deliveries. */
   private completing: { id: string; done: () => void; failed: (err: unknown) => void }[] = [];
@@ -43,6 +50,7 @@ export class WebhookDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.gathering);
     while (this.settled.size > 0 || this.fetching) {
       await Promise.all([...this.settled]);
       if (this.fetching) await new Promise((r) => setTimeout(r, 10));
@@ -91,15 +99,36 @@ export class WebhookDispatcher {
       .finally(() => {
         this.inFlight--;
         this.settled.delete(done);
-        void this.poll();
+        this.refill();
       });
     this.settled.add(done);
   }
 
-  /** Completes the job with the others done in this tick (the slot frees once it is completed). */
+  /**
+   * A slot has freed: fetch for it and those that free meanwhile once they have gathered, or at
+   * once when nothing is in flight. Fetched the moment each slot freed, a fetch took one or two jobs
+   * under load, and pg-boss's fetch with per-partner limits is planned afresh on every call.
+   */
+  private refill(): void {
+    if (this.stopped || this.gathering) return;
+    if (this.inFlight === 0) {
+      void this.poll();
+      return;
+    }
+    this.gathering = setTimeout(() => {
+      this.gathering = undefined;
+      void this.poll();
+    }, this.gatherMs);
+  }
+
+  private get gatherMs(): number {
+    return this.opts.gatherMs ?? 25;
+  }
+
+  /** Completes the job with the others done within gatherMs (the slot frees once it is completed). */
   private complete(id: string): Promise<void> {
     return new Promise((done, failed) => {
-      if (this.completing.length === 0) setImmediate(() => void this.flush());
+      if (this.completing.length === 0) setTimeout(() => void this.flush(), this.gatherMs);
       this.completing.push({ id, done, failed });
     });
   }
