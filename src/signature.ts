@@ -59,6 +59,11 @@ export function forgetSecrets(secrets: readonly string[]): void {
   for (const secret of secrets) padsOf.delete(secret);
 }
 
+/** Whether the pads of this secret are cached (for the tests of forgetSecrets' callers). */
+export function hasCachedPads(secret: string): boolean {
+  return padsOf.has(secret);
+}
+
 /**
  * HMAC-SHA512 (RFC 2104) as two one-shot hashes over the secret's cached pads: the same bytes as
  * createHmac, which looks the digest up by name, fetches it from OpenSSL's provider and pads the

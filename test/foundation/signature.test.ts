@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { forgetSecrets, hmacSha512, sign, verify } from '../../src/signature.ts';
+import { forgetSecrets, hasCachedPads, hmacSha512, sign, verify } from '../../src/signature.ts';
 
 describe('HMAC-SHA512 over cached pads', () => {
   const secrets = [
@@ -30,7 +30,10 @@ describe('HMAC-SHA512 over cached pads', () => {
     const first = hmacSha512('x'.repeat(64), body).toString('hex');
     hmacSha512('y'.repeat(64), randomBytes(300));
     expect(hmacSha512('x'.repeat(64), body).toString('hex')).toBe(first);
+    expect(hasCachedPads('x'.repeat(64))).toBe(true);
     forgetSecrets(['x'.repeat(64)]); // as when the partner changes: the pads are made again
+    expect(hasCachedPads('x'.repeat(64))).toBe(false);
+    expect(hasCachedPads('y'.repeat(64))).toBe(true);
     expect(hmacSha512('x'.repeat(64), body).toString('hex')).toBe(first);
   });
 

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { assertTransition } from '../../domain/order-state.ts';
 import { compiledOnce } from '../compiled.ts';
 import type { DB } from '../schema.ts';
-import { eventBody } from './webhooks.ts';
+import { eventBody, newEventState } from './webhooks.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
 
@@ -25,8 +25,8 @@ export interface IssuedItem {
  * The item is stored even when the guard on the status misses (another attempt completed the
  * order meanwhile): the same as its own transaction did before. The event is the order's first
  * (completed is the first status with an event), so nothing is open before it and it is `pending`;
- * the rule that makes it `waiting` behind an open event is kept all the same, as createOrderEvent
- * has it. Answers whether the order moved and the event queued, if one was.
+ * the rule that makes it `waiting` behind an open event (newEventState, createOrderEvent's too) is
+ * kept all the same. Answers whether the order moved and the event queued, if one was.
  */
 export async function completeIssuedOrder(
   db: Conn,
@@ -95,9 +95,7 @@ const completionStatement = compiledOnce(
     event as (
       insert into webhook_events (id, partner_id, order_id, status, body, state, created_at)
       select ${a.eventId}::text, p.id, moved.id, 'completed', ${a.body}::text,
-        case when exists (
-          select 1 from webhook_events w where w.order_id = moved.id and w.state in ('waiting', 'pending')
-        ) then 'waiting' else 'pending' end,
+        ${newEventState(sql.ref('moved.id'))},
         ${a.at}::timestamptz
       from moved join partners p on p.id = moved.partner_id
       where p.webhook_url is not null and 'completed' = any(p.webhook_events)

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { WebhookEventStatus } from '../../domain/order-state.ts';
 import type { DB, WebhookEventsTable } from '../schema.ts';
 import { compiledOnce } from '../compiled.ts';
@@ -9,6 +9,17 @@ export type WebhookEventRow = Selectable<WebhookEventsTable>;
 /** The exact bytes every attempt of an order's event sends (and signs): the spec's webhook body. */
 export function eventBody(orderId: string, status: WebhookEventStatus): string {
   return JSON.stringify({ orderId, status });
+}
+
+/**
+ * The state a new event of `orderId` (a value, or a column such as `sql.ref('moved.id')`) starts
+ * in: `waiting` behind an earlier event of the order still open, else `pending`.
+ */
+export function newEventState(orderId: unknown): RawBuilder<'waiting' | 'pending'> {
+  return sql<'waiting' | 'pending'>`case when exists (
+    select 1 from webhook_events w
+    where w.order_id = ${orderId} and w.state in ('waiting', 'pending')
+  ) then 'waiting' else 'pending' end`;
 }
 
 const orderEventStatement = compiledOnce(
@@ -28,10 +39,7 @@ const orderEventStatement = compiledOnce(
             sql<string>`${e.orderId}::text`.as('order_id'),
             sql<WebhookEventStatus>`${e.status}::text`.as('status'),
             sql<string>`${e.body}::text`.as('body'),
-            sql<'waiting' | 'pending'>`case when exists (
-              select 1 from webhook_events w
-              where w.order_id = ${e.orderId} and w.state in ('waiting', 'pending')
-            ) then 'waiting' else 'pending' end`.as('state'),
+            newEventState(e.orderId).as('state'),
             sql<Date>`${e.at}::timestamptz`.as('created_at'),
           ])
           .where('partners.id', '=', e.partnerId)
