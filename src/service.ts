@@ -146,6 +146,10 @@ export async function startService(
         })),
     });
     const workers = (opts.workers ?? config.workers) ? await startWorkers(boss, svc) : undefined;
+    if (workers) {
+      outbox.onDispatched(() => workers.issuanceQueued());
+      webhookOutbox.onDispatched(() => workers.deliveriesQueued());
+    }
     // Last: a start that fails before here leaves no poll running on the closed database. Kicks
     // come from requests, and none is served before this returns.
     outbox.start();

@@ -26,6 +26,8 @@ export class Outbox {
   private again = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Called after a drain that created jobs (see {@link onDispatched}). */
+  private dispatched: () => void = () => {};
 
   /**
    * `dispatch` creates the jobs of up to `batch` queued rows and says how many it took; `name`
@@ -42,6 +44,15 @@ export class Outbox {
 
   start(): void {
     this.schedule();
+  }
+
+  /**
+   * Called once after each drain that created jobs: the service wakes its own workers of them,
+   * which would otherwise find them at their next poll (up to half a second later, for each
+   * stage an order goes through).
+   */
+  onDispatched(listener: () => void): void {
+    this.dispatched = listener;
   }
 
   /** A row was queued and its transaction has committed: create its job soon. */
@@ -91,11 +102,18 @@ export class Outbox {
   private async drain(): Promise<void> {
     if (this.gatherMs > 0) await new Promise((r) => setTimeout(r, this.gatherMs));
     this.again = false;
+    let created = 0;
     try {
-      while (!this.stopped && (await this.dispatch()) === this.batch);
+      for (;;) {
+        if (this.stopped) break;
+        const n = await this.dispatch();
+        created += n;
+        if (n !== this.batch) break;
+      }
     } catch (err) {
       // The rows stay queued (the transaction rolled back): the next kick or poll tries again.
       this.log.error({ err }, `${this.name} outbox dispatch failed`);
     }
+    if (created > 0) this.dispatched();
   }
 }

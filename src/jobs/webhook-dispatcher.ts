@@ -7,10 +7,7 @@ export interface DispatcherOptions {
   /** Deliveries in flight to one partner across every instance (pg-boss group concurrency). */
   perPartner: number;
   pollingIntervalMs: number;
-  /**
-   * How long a freed slot waits for others before the fetch that fills them, and a finished job
-   * for others before the statement that completes them (default 25 ms).
-   */
+  /** How long a freed slot waits for others before the fetch that fills them (default 5 ms). */
   gatherMs?: number;
 }
 
@@ -31,7 +28,7 @@ export class WebhookDispatcher {
   /** A fetch for the slots freed lately, due once they have gathered. */
   private gathering: NodeJS.Timeout | undefined;
   private readonly settled = new Set<Promise<void>>();
-  /** Jobs done, completed together at the end of the tick: one statement for many deliveries. */
+  /** Jobs done and waiting for the completion under way: the next statement completes them all. */
   private completing: { id: string; done: () => void; failed: (err: unknown) => void }[] = [];
 
   constructor(
@@ -43,6 +40,12 @@ export class WebhookDispatcher {
   ) {}
 
   start(): void {
+    void this.poll();
+  }
+
+  /** Jobs were just queued: fetch now, unless a fetch is due anyway (under way or gathering). */
+  wake(): void {
+    if (this.gathering) return;
     void this.poll();
   }
 
@@ -105,9 +108,11 @@ export class WebhookDispatcher {
   }
 
   /**
-   * A slot has freed: fetch for it and those that free meanwhile once they have gathered, or at
-   * once when nothing is in flight. Fetched the moment each slot freed, a fetch took one or two jobs
-   * under load, and pg-boss's fetch with per-partner limits is planned afresh on every call.
+   * A slot has freed: fetch for it and those that free meanwhile once they have gathered (5 ms), or
+   * at once when nothing is in flight. Fetched the moment each slot freed, a fetch took one or two
+   * jobs under load, and pg-boss's fetch with per-partner limits is planned afresh on every call.
+   * The wait is short because a partner's next job can be fetched only after its slot frees: with
+   * 25 ms here and 25 ms before each completion, one partner's deliveries ran at 8 per 60 ms, 133/s.
    */
   private refill(): void {
     if (this.stopped || this.gathering) return;
@@ -122,28 +127,38 @@ export class WebhookDispatcher {
   }
 
   private get gatherMs(): number {
-    return this.opts.gatherMs ?? 25;
+    return this.opts.gatherMs ?? 5;
   }
 
-  /** Completes the job with the others done within gatherMs (the slot frees once it is completed). */
+  /**
+   * Completes the job with the others that finish meanwhile: at once when no completion is under
+   * way, else by the next statement, as soon as the one under way returns (a group commit). The slot
+   * frees once its job is completed, and a partner's next job can be fetched only then.
+   */
   private complete(id: string): Promise<void> {
     return new Promise((done, failed) => {
-      if (this.completing.length === 0) setTimeout(() => void this.flush(), this.gatherMs);
       this.completing.push({ id, done, failed });
+      if (!this.flushing) void this.flush();
     });
   }
 
+  private flushing = false;
+
   private async flush(): Promise<void> {
-    const batch = this.completing;
-    this.completing = [];
-    try {
-      await this.boss.complete(
-        this.queue,
-        batch.map((b) => b.id),
-      );
-      for (const b of batch) b.done();
-    } catch (err) {
-      for (const b of batch) b.failed(err);
+    this.flushing = true;
+    while (this.completing.length > 0) {
+      const batch = this.completing;
+      this.completing = [];
+      try {
+        await this.boss.complete(
+          this.queue,
+          batch.map((b) => b.id),
+        );
+        for (const b of batch) b.done();
+      } catch (err) {
+        for (const b of batch) b.failed(err);
+      }
     }
+    this.flushing = false;
   }
 }

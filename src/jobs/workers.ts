@@ -28,18 +28,26 @@ async function settleEach<T>(jobs: Job<T>[], run: (job: Job<T>) => Promise<unkno
   );
 }
 
+export interface Workers {
+  /** Issuance jobs were just created: fetch them now rather than at the next poll. */
+  issuanceQueued(): void;
+  /** Webhook delivery jobs were just created: the same. */
+  deliveriesQueued(): void;
+  stop(): Promise<void>;
+}
+
 /** Each handler calls one use case. The handle stops what pg-boss's own stop does not know of. */
 export async function startWorkers(
   boss: PgBoss,
   svc: Services,
   opts: { pollingIntervalSeconds?: number } = {},
-): Promise<{ stop(): Promise<void> }> {
+): Promise<Workers> {
   // Polled every half second (the queues do not notify, see queue.ts). A poll takes up to a batch of
   // jobs, and while batches come back full the next poll follows at once: one job per poll and
   // worker drained a backlog at 4 orders a second. The jobs of a batch run together and settle one
   // by one, so one failing order never fails (or retries) its neighbours.
   const polling = { pollingIntervalSeconds: opts.pollingIntervalSeconds ?? 0.5, burstWhenBatchFull: true };
-  await boss.work<{ orderId: string }>(
+  const issuer = await boss.work<{ orderId: string }>(
     'issue-order',
     { ...polling, batchSize: ISSUE_BATCH, localConcurrency: 2, perJobResults: true },
     (jobs) =>
@@ -72,6 +80,8 @@ export async function startWorkers(
   });
   await boss.schedule('expire-drafts', '* * * * *');
   return {
+    issuanceQueued: () => boss.notifyWorker(issuer),
+    deliveriesQueued: () => webhooks.wake(),
     // Issuance first, waiting for the batches under way: what they complete queues webhook
     // deliveries, which the service's stop then flushes from the webhook outbox.
     async stop() {

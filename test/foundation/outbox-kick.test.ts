@@ -64,4 +64,20 @@ describe('the outbox', () => {
     await sleep(50);
     expect(q.queued).toBe(1);
   });
+
+  it('tells its listener once after a drain that created jobs, and not after one that found none', async () => {
+    const { q, dispatch } = fakeQueue(2);
+    const outbox = new Outbox('test', dispatch, 2, pino({ level: 'silent' }), 5);
+    let told = 0;
+    outbox.onDispatched(() => told++);
+    q.queued = 3; // two dispatches in one drain
+    outbox.kick();
+    await sleep(60);
+    expect(q.calls).toEqual([2, 1]);
+    expect(told).toBe(1);
+    outbox.kick(); // nothing queued
+    await sleep(60);
+    expect(told).toBe(1);
+    await outbox.stop();
+  });
 });
