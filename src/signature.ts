@@ -15,13 +15,18 @@ export function signatureHeader(partnerId: string, secret: string, body: string 
   return `${partnerId}:${sign(secret, body)}`;
 }
 
-/** Splits `<partner id>:<128 hex>`; null when the header is not of that form. */
-export function parseSignatureHeader(value: string): { partnerId: string; signature: Buffer } | null {
+const HEX_SIGNATURE = /^[0-9a-f]{128}$/;
+
+/**
+ * Splits `<partner id>:<128 hex>`; null when the header is not of that form. The signature stays
+ * hex until {@link verifyHex} decodes it (a Buffer a request was 1.5 % of get-offers' profile).
+ */
+export function parseSignatureHeader(value: string): { partnerId: string; signature: string } | null {
   const colon = value.lastIndexOf(':');
   if (colon <= 0) return null;
   const hex = value.slice(colon + 1);
-  if (!/^[0-9a-f]{128}$/.test(hex)) return null;
-  return { partnerId: value.slice(0, colon), signature: Buffer.from(hex, 'hex') };
+  if (!HEX_SIGNATURE.test(hex)) return null;
+  return { partnerId: value.slice(0, colon), signature: hex };
 }
 
 /** SHA-512's block: an HMAC key is padded (or first hashed) to this length. */
@@ -86,6 +91,15 @@ export function verify(secrets: readonly string[], body: Uint8Array, signature: 
     if (expected.length === signature.length && timingSafeEqual(expected, signature)) ok = true;
   }
   return ok;
+}
+
+const DECODED = Buffer.alloc(64);
+
+/** {@link verify} of a signature as parseSignatureHeader gives it: decoded in place, as nothing runs in between. */
+export function verifyHex(secrets: readonly string[], body: Uint8Array, hex: string): boolean {
+  if (!HEX_SIGNATURE.test(hex)) return false;
+  DECODED.write(hex, 0, 'hex');
+  return verify(secrets, body, DECODED);
 }
 
 /**

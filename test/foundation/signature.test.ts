@@ -1,6 +1,14 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { forgetSecrets, hasCachedPads, hmacSha512, sign, verify } from '../../src/signature.ts';
+import {
+  forgetSecrets,
+  hasCachedPads,
+  hmacSha512,
+  parseSignatureHeader,
+  sign,
+  verify,
+  verifyHex,
+} from '../../src/signature.ts';
 
 describe('HMAC-SHA512 over cached pads', () => {
   const secrets = [
@@ -44,5 +52,19 @@ describe('HMAC-SHA512 over cached pads', () => {
     expect(verify(['old'], body, sig)).toBe(false);
     expect(verify(['new'], Buffer.from('{"id":"A2"}'), sig)).toBe(false);
     expect(verify(['new'], body, sig.subarray(1))).toBe(false);
+  });
+
+  it('verifies the hex of a header, decoded into one reused buffer, and refuses any other length', () => {
+    const body = Buffer.from('{"id":"A1"}');
+    const hex = sign('new', body);
+    expect(parseSignatureHeader(`demo:${hex}`)).toEqual({ partnerId: 'demo', signature: hex });
+    expect(parseSignatureHeader(`demo:${hex.slice(2)}`)).toBeNull();
+    expect(verifyHex(['old', 'new'], body, hex)).toBe(true);
+    // A shorter signature must not be completed by the bytes the buffer held from the last one.
+    expect(verifyHex(['new'], body, hex.slice(0, 126))).toBe(false);
+    expect(verifyHex(['new'], body, `${hex}00`)).toBe(false);
+    expect(verifyHex(['new'], body, hex.toUpperCase())).toBe(false);
+    expect(verifyHex(['new'], Buffer.from('{"id":"A2"}'), hex)).toBe(false);
+    expect(verifyHex(['new'], body, hex)).toBe(true);
   });
 });
