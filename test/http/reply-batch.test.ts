@@ -5,7 +5,7 @@ import { installReplyBatching } from '../../src/http/reply-batch.ts';
 /** A bare app with the batching hook: what it does to a reply, apart from the service. */
 async function app(onEnd: (n: number) => void, beforeHandler = () => {}) {
   const a = Fastify();
-  installReplyBatching(a);
+  installReplyBatching(a, (req, reply) => reply.header('x-n', (req.query as { n: string }).n));
   a.addHook('preHandler', (_req, _reply, done) => {
     beforeHandler();
     done();
@@ -51,6 +51,7 @@ describe('reply batching', () => {
       expect(r.statusCode).toBe(200);
       expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(r.json()).toEqual({ n });
+      expect(r.headers['x-n']).toBe(String(n));
     });
     expect(written.sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, n) => n));
     const [error, text] = await Promise.all([
@@ -60,6 +61,8 @@ describe('reply batching', () => {
     expect(error.statusCode).toBe(418);
     expect(error.json()).toMatchObject({ statusCode: 418, message: 'refused' });
     expect(text.body).toBe('plain');
+    // What every answer gets before it leaves (the service's request id), errors included.
+    expect([error.headers['x-n'], text.headers['x-n']]).toEqual(['0', '0']);
     await a.close();
   });
 });
