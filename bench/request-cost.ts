@@ -1,0 +1,73 @@
+/**
+ * What one get-offers request costs, in CPU: `npm run bench:cost [-- bare]`. Starts the service
+ * as the benchmark does, on a fresh embedded DATA_DIR (or on DATABASE_URL's database, as it is),
+ * warms it up as the benchmark's get-offers rows do, then runs get-offers rca at 50 connections for BENCH_SECONDS (default 6) and prints one JSON
+ * line: req/s, p99, the service's user and kernel CPU a request (its process, every thread, from
+ * /proc), the load generator's (this process), and the machine's idle share over the window.
+ * `bare` measures bare node:http the same way. BENCH_NODE_ARGS adds node flags to the service
+ * (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ *
+ * The benchmark's ratio says how far get-offers is from bare node:http; this says where the time
+ * went: a request's kernel time and the generator's are what moved when replies began to leave in
+ * batches (src/http/reply-batch.ts).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBare, startPolita } from './processes.ts';
+import { quantile, signedLoad, warmUp } from './scenarios.ts';
+
+const TICK_US = 1e6 / 100; // USER_HZ: /proc counts CPU time in hundredths of a second
+
+function processCpu(pid: number) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return { user: Number(fields[11]), system: Number(fields[12]) };
+}
+
+function machineCpu() {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
+  return { idle: ticks[3]! + ticks[4]!, total: ticks.reduce((a, b) => a + b, 0) };
+}
+
+const bare = process.argv[2] === 'bare';
+const seconds = Number(process.env.BENCH_SECONDS ?? 6);
+const dataDir = process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'polita-cost-'));
+const target = bare
+  ? await startBare()
+  : await startPolita(
+      dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: process.env.DATABASE_URL! },
+      (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean),
+    );
+try {
+  const load = signedLoad(
+    target,
+    '/v1/get-offers',
+    { product: 'rca', vehicle: '100000001', duration: 365, idnx: '2003000000016' },
+    50,
+  );
+  await warmUp(load);
+  const service0 = processCpu(target.pid);
+  const machine0 = machineCpu();
+  const generator0 = process.cpuUsage();
+  const r = await load(seconds);
+  const service1 = processCpu(target.pid);
+  const machine1 = machineCpu();
+  const generator = process.cpuUsage(generator0);
+  const n = r.requests.total;
+  const round = (x: number) => Math.round(x * 10) / 10;
+  console.log(
+    JSON.stringify({
+      server: bare ? 'bare node:http' : 'polita',
+      reqPerSec: Math.round(n / r.duration),
+      p99Ms: round(quantile(r.latencies, 0.99)),
+      serviceUserUs: round(((service1.user - service0.user) * TICK_US) / n),
+      serviceKernelUs: round(((service1.system - service0.system) * TICK_US) / n),
+      generatorUserUs: round(generator.user / n),
+      generatorKernelUs: round(generator.system / n),
+      idlePct: round((100 * (machine1.idle - machine0.idle)) / (machine1.total - machine0.total)),
+    }),
+  );
+} finally {
+  await target.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}
