@@ -24,26 +24,47 @@ export function installReplyBatching(
 ): void {
   let dones: Done[] = [];
   let payloads: unknown[] = [];
+  let replies: FastifyReply[] = [];
   const flush = () => {
     const d = dones;
     const p = payloads;
+    const r = replies;
     dones = [];
     payloads = [];
+    replies = [];
     for (let i = 0; i < d.length; i++) {
       try {
         d[i]!(null, p[i]);
       } catch (err) {
-        // One reply's failure must not keep the others of the batch unsent; it still surfaces.
-        queueMicrotask(() => {
-          throw err;
-        });
+        // What Fastify does when its own write throws (a header with a newline, say): the error is
+        // answered instead, through the error handler. One reply's failure never keeps the rest of
+        // the batch unsent, and never reaches the process as an uncaught exception.
+        failed(r[i]!, err as Error);
       }
     }
+  };
+  // How often each reply's error was answered instead: Fastify's chain of error handlers ends in
+  // one that writes without hooks (and without the offending headers), so a few are enough.
+  const retries = new WeakMap<FastifyReply, number>();
+  const failed = (reply: FastifyReply, err: Error) => {
+    const tried = retries.get(reply) ?? 0;
+    if (!reply.raw.headersSent && tried < 4) {
+      retries.set(reply, tried + 1);
+      try {
+        reply.send(err);
+        return;
+      } catch {
+        // The error's own answer could not be written either: the connection is all that is left.
+      }
+    }
+    reply.log.error({ err }, 'an answer could not be written');
+    reply.raw.destroy();
   };
   app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: Done) => {
     touch(req, reply);
     if (dones.length === 0) setImmediate(flush);
     dones.push(done);
     payloads.push(payload);
+    replies.push(reply);
   });
 }

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { installReplyBatching } from '../../src/http/reply-batch.ts';
 
 /** A bare app with the batching hook: what it does to a reply, apart from the service. */
-async function app(onEnd: (n: number) => void, beforeHandler = () => {}) {
+async function app(onEnd: (n: number) => void, beforeHandler = () => {}, batching = true) {
   const a = Fastify();
-  installReplyBatching(a, (req, reply) => reply.header('x-n', (req.query as { n: string }).n));
+  if (batching) installReplyBatching(a, (req, reply) => reply.header('x-n', (req.query as { n: string }).n));
   a.addHook('preHandler', (_req, _reply, done) => {
     beforeHandler();
     done();
@@ -21,6 +21,10 @@ async function app(onEnd: (n: number) => void, beforeHandler = () => {}) {
   a.get('/echo', async (req) => ({ n: Number((req.query as { n: string }).n) }));
   a.get('/boom', async () => {
     throw Object.assign(new Error('refused'), { statusCode: 418 });
+  });
+  a.get('/bad-header', async (_req, reply) => {
+    reply.header('x-bad', 'a\nb');
+    return { n: 0 };
   });
   a.get('/text', async (_req, reply) => reply.type('text/plain').send('plain'));
   await a.ready();
@@ -64,5 +68,19 @@ describe('reply batching', () => {
     // What every answer gets before it leaves (the service's request id), errors included.
     expect([error.headers['x-n'], text.headers['x-n']]).toEqual(['0', '0']);
     await a.close();
+  });
+
+  it('answers what Fastify answers without it when writing a reply throws, the batch unharmed', async () => {
+    const batched = await app(() => {});
+    const plain = await app(() => {}, undefined, false);
+    const [bad, ok] = await Promise.all([
+      batched.inject({ method: 'GET', url: '/bad-header?n=0' }),
+      batched.inject({ method: 'GET', url: '/echo?n=7' }),
+    ]);
+    const expected = await plain.inject({ method: 'GET', url: '/bad-header?n=0' });
+    expect(expected.statusCode).toBe(500);
+    expect([bad.statusCode, bad.body]).toEqual([expected.statusCode, expected.body]);
+    expect(ok.json()).toEqual({ n: 7 });
+    await Promise.all([batched.close(), plain.close()]);
   });
 });
