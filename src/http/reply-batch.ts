@@ -1,70 +1,62 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 
-type Done = (err: Error | null, payload?: unknown) => void;
+type WriteCallback = (err?: Error | null) => void;
 
 /**
- * Answers leave in batches: every reply finished during one turn of the event loop is written
- * at the end of that turn (a `setImmediate`), one after another, rather than each the moment its
- * handler returns. A write that finds its reader asleep has to wake it, and on these virtual
- * machines a wake-up of a process on the other CPU is an inter-processor interrupt that costs more
- * than the write: written one at a time, between the handlers' work, nearly every reply paid one.
- * Written together, the first wakes the reader and the rest find it awake. get-offers under 50
- * connections went from about 11 000 to 17 000–20 000 answers a second with it, the service's CPU
- * per request from 91 µs to 52–60 µs (kernel time 22 → 9–12 µs). An answer waits at most for the
- * rest of the turn it was finished in: the handlers' synchronous work, not any I/O.
+ * Answers leave in batches: what the server writes to its connections during one turn of the
+ * event loop reaches the kernel at the end of that turn (one `setImmediate`), the writes one after
+ * another, rather than each the moment its handler finishes. A write that finds its reader asleep
+ * has to wake it, and on these virtual machines a wake-up of a process on the other CPU is an
+ * inter-processor interrupt that costs more than the write: written one at a time, between the
+ * handlers' work, nearly every reply paid one. Written together, the first wakes the reader and the
+ * rest find it awake. get-offers under 50 connections went from about 11 000 to 17 000–20 000
+ * answers a second with it (README, "What get-offers costs"). An answer waits at most for the rest
+ * of the turn it was finished in: the synchronous work of that turn's other handlers, not any I/O.
  *
- * The hook is the root's first onSend hook, so it is the first of every route's: hooks after it
- * (the idempotency store) run once the batch is flushed. As every answer passes through it, it
- * also takes `touch`, what every answer gets before it leaves (its request id), rather than each
- * request running one more hook for that.
+ * It is done at the connection, below HTTP: each socket's `_write`/`_writev` (the stream's own
+ * write, which Node's HTTP response calls once it has ended) queues the write instead of making it.
+ * Everything above sees what it saw before: `res.end()` has ended the response, `reply.sent` is
+ * true, headers are sent, and a hook that answers stops the request as it did. The stream itself
+ * waits for the write's callback, so its order, backpressure and `end()` are kept. A socket
+ * destroyed in the turn it wrote writes first (Node and Fastify answer a malformed or timed-out
+ * request and destroy its socket in one go).
  */
-export function installReplyBatching(
-  app: FastifyInstance,
-  touch: (req: FastifyRequest, reply: FastifyReply) => void = () => {},
-): void {
-  let dones: Done[] = [];
-  let payloads: unknown[] = [];
-  let replies: FastifyReply[] = [];
+export function installReplyBatching(app: FastifyInstance): void {
+  let queued: (() => void)[] = [];
   const flush = () => {
-    const d = dones;
-    const p = payloads;
-    const r = replies;
-    dones = [];
-    payloads = [];
-    replies = [];
-    for (let i = 0; i < d.length; i++) {
-      try {
-        d[i]!(null, p[i]);
-      } catch (err) {
-        // What Fastify does when its own write throws (a header with a newline, say): the error is
-        // answered instead, through the error handler. One reply's failure never keeps the rest of
-        // the batch unsent, and never reaches the process as an uncaught exception.
-        failed(r[i]!, err as Error);
-      }
-    }
+    const writes = queued;
+    queued = [];
+    for (const write of writes) write();
   };
-  // How often each reply's error was answered instead: Fastify's chain of error handlers ends in
-  // one that writes without hooks (and without the offending headers), so a few are enough.
-  const retries = new WeakMap<FastifyReply, number>();
-  const failed = (reply: FastifyReply, err: Error) => {
-    const tried = retries.get(reply) ?? 0;
-    if (!reply.raw.headersSent && tried < 4) {
-      retries.set(reply, tried + 1);
-      try {
-        reply.send(err);
-        return;
-      } catch {
-        // The error's own answer could not be written either: the connection is all that is left.
-      }
-    }
-    reply.log.error({ err }, 'an answer could not be written');
-    reply.raw.destroy();
+  const later = (write: () => void) => {
+    if (queued.length === 0) setImmediate(flush);
+    queued.push(write);
   };
-  app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: Done) => {
-    touch(req, reply);
-    if (dones.length === 0) setImmediate(flush);
-    dones.push(done);
-    payloads.push(payload);
-    replies.push(reply);
+  app.server.on('connection', (socket: Socket) => {
+    const write = socket._write;
+    const writev = socket._writev!;
+    const destroy = socket._destroy;
+    // The stream hands its socket one write at a time and waits for its callback: at most one is queued.
+    let queuedWrite: (() => void) | null = null;
+    const writeNow = () => {
+      const w = queuedWrite;
+      queuedWrite = null;
+      w?.();
+    };
+    socket._write = function (chunk: unknown, encoding: BufferEncoding, cb: WriteCallback) {
+      queuedWrite = () => write.call(this, chunk, encoding, cb);
+      later(writeNow);
+    };
+    socket._writev = function (chunks: { chunk: unknown; encoding: BufferEncoding }[], cb: WriteCallback) {
+      queuedWrite = () => writev.call(this, chunks, cb);
+      later(writeNow);
+    };
+    // Destroyed in the turn it wrote (Node and Fastify answer a malformed or timed-out request, then
+    // destroy the socket), it writes first, as it would have without the batching.
+    socket._destroy = function (err: Error | null, cb: (err?: Error | null) => void) {
+      writeNow();
+      destroy.call(this, err, cb);
+    };
   });
 }

@@ -95,10 +95,14 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     forceCloseConnections: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.maxConnections = opts.maxConnections ?? 1024;
-  // Every answer carries its request id (errors too): set by the one onSend hook every answer
-  // passes through, which also writes it with the others finished in the same turn.
-  installReplyBatching(app, (req, reply) => reply.header('x-request-id', req.id));
+  // Set as the request arrives, so every answer carries it (errors too); a callback hook, as it
+  // runs on every request and an async one costs a promise each time.
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id);
+    done();
+  });
   app.addHook('preValidation', guardParamsAndQuery);
+  installReplyBatching(app);
   if (opts.logger.isLevelEnabled('debug')) {
     app.addHook('onResponse', async (req, reply) => {
       req.log.debug(
