@@ -23,15 +23,16 @@ type WriteCallback = (err?: Error | null) => void;
  * request and destroy its socket in one go).
  */
 export function installReplyBatching(app: FastifyInstance): void {
-  let queued: (() => void)[] = [];
+  // The sockets with a write waiting for the end of this turn, each as its writeNow.
+  let due: (() => void)[] = [];
   const flush = () => {
-    const writes = queued;
-    queued = [];
-    for (const write of writes) write();
+    const writers = due;
+    due = [];
+    for (const writeNow of writers) writeNow();
   };
-  const later = (write: () => void) => {
-    if (queued.length === 0) setImmediate(flush);
-    queued.push(write);
+  const later = (writeNow: () => void) => {
+    if (due.length === 0) setImmediate(flush);
+    due.push(writeNow);
   };
   app.server.on('connection', (socket: Socket) => {
     const write = socket._write;
@@ -39,29 +40,29 @@ export function installReplyBatching(app: FastifyInstance): void {
     const destroy = socket._destroy;
     // The stream hands its socket one write at a time and waits for its callback: at most one is
     // queued. Kept as values, not a closure a write (tsx names every closure it makes: 1 % of get-offers).
-    let queued: WriteCallback | null = null;
+    let pending: WriteCallback | null = null;
     let chunks: unknown;
     let encoding: BufferEncoding = 'utf8';
     let vector = false;
     const writeNow = () => {
-      const cb = queued;
+      const cb = pending;
       if (cb === null) return;
       const data = chunks;
-      queued = null;
+      pending = null;
       chunks = undefined;
       // The write may finish at once, and the stream hand over its next chunk from inside it.
       if (vector) writev.call(socket, data as { chunk: unknown; encoding: BufferEncoding }[], cb);
       else write.call(socket, data, encoding, cb);
     };
     socket._write = (chunk: unknown, enc: BufferEncoding, cb: WriteCallback) => {
-      queued = cb;
+      pending = cb;
       chunks = chunk;
       encoding = enc;
       vector = false;
       later(writeNow);
     };
     socket._writev = (all: { chunk: unknown; encoding: BufferEncoding }[], cb: WriteCallback) => {
-      queued = cb;
+      pending = cb;
       chunks = all;
       vector = true;
       later(writeNow);
