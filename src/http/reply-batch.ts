@@ -44,15 +44,25 @@ export function installReplyBatching(app: FastifyInstance): void {
     let chunks: unknown;
     let encoding: BufferEncoding = 'utf8';
     let vector = false;
+    // The stream's callback of the write being made. Called back on the next tick, never from inside
+    // the write: made from the flush, a write the kernel took at once would otherwise finish its
+    // response (`finish`, Fastify's onResponse, keep-alive) before the next socket of the batch is
+    // written, and a throw there would leave the rest of the batch unwritten.
+    let inflight: WriteCallback | null = null;
+    const written = (err?: Error | null) => {
+      const cb = inflight!;
+      inflight = null;
+      process.nextTick(cb, err);
+    };
     const writeNow = () => {
       const cb = pending;
       if (cb === null) return;
       const data = chunks;
       pending = null;
       chunks = undefined;
-      // The write may finish at once, and the stream hand over its next chunk from inside it.
-      if (vector) writev.call(socket, data as { chunk: unknown; encoding: BufferEncoding }[], cb);
-      else write.call(socket, data, encoding, cb);
+      inflight = cb;
+      if (vector) writev.call(socket, data as { chunk: unknown; encoding: BufferEncoding }[], written);
+      else write.call(socket, data, encoding, written);
     };
     socket._write = (chunk: unknown, enc: BufferEncoding, cb: WriteCallback) => {
       pending = cb;

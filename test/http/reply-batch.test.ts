@@ -26,12 +26,30 @@ async function start() {
     setImmediate(() => marks.push('turn ended'));
     return { n: Number((req.query as { n: string }).n) };
   });
+  // Answers only once `gate` requests are waiting, all in one turn: one batch of `gate` replies.
+  app.get('/together', async (req, reply) => {
+    reply.raw.on('finish', () => marks.push('finished'));
+    await together();
+    return { n: Number((req.query as { n: string }).n) };
+  });
   app.get('/refused', { onRequest: [refuse] }, async () => {
     handled++;
     return { reached: true };
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   port = (app.server.address() as { port: number }).port;
+}
+
+let waiting: (() => void)[] = [];
+const gate = 5;
+function together(): Promise<void> {
+  return new Promise((resolve) => {
+    waiting.push(resolve);
+    if (waiting.length === gate) {
+      for (const r of waiting) r();
+      waiting = [];
+    }
+  });
 }
 
 /** An async hook that answers and does not return the reply (Fastify then stops on reply.sent). */
@@ -94,6 +112,16 @@ describe('reply batching', () => {
       `GET /echo?n=${n} HTTP/1.1\r\nHost: x\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
     const got = await raw(req(1) + req(2) + req(3, true));
     expect([...got.matchAll(/\{"n":(\d)\}/g)].map((m) => m[1])).toEqual(['1', '2', '3']);
+  });
+
+  it('writes every reply of a batch before any of them finishes (finish runs no code between writes)', async () => {
+    await start();
+    const replies = await Promise.all(
+      Array.from({ length: gate }, (_, n) => get(`/together?n=${n}`, new Agent())),
+    );
+    replies.forEach((r, n) => expect(r).toEqual({ status: 200, body: `{"n":${n}}` }));
+    const writes = marks.filter((m) => m === 'written' || m === 'finished');
+    expect(writes).toEqual([...Array<string>(gate).fill('written'), ...Array<string>(gate).fill('finished')]);
   });
 
   it('leaves Fastify its meaning of a sent reply: a hook that answers stops the request', async () => {
