@@ -31,13 +31,19 @@ function machineCpu() {
 
 const bare = process.argv[2] === 'bare';
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
-const dataDir = process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'polita-cost-'));
-const target = bare
-  ? await startBare()
-  : await startPolita(
-      dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: process.env.DATABASE_URL! },
-      (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean),
-    );
+const dataDir = bare || process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'polita-cost-'));
+const removeDataDir = () => dataDir && rmSync(dataDir, { recursive: true, force: true });
+const target = await (
+  bare
+    ? startBare()
+    : startPolita(
+        dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: process.env.DATABASE_URL! },
+        (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean),
+      )
+).catch((err: unknown) => {
+  removeDataDir();
+  throw err;
+});
 try {
   const load = signedLoad(
     target,
@@ -69,5 +75,5 @@ try {
   );
 } finally {
   await target.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  removeDataDir();
 }
