@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signatureHeader } from '../src/signature.ts';
-import { rssSampler, startPolita, type Running } from './processes.ts';
+import { idlePct, machineCpu, rssSampler, startPolita, threadCpu, type Running } from './processes.ts';
 
 /**
  * `npm run bench:issuance`: issuance end to end, paid → policy PDF → webhook delivered, against the
@@ -215,6 +215,8 @@ export async function measureIssuance(): Promise<IssuanceResult> {
     const rss = rssSampler(service.pid);
     console.log(`service with workers ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
     const cpu0 = cpuSeconds(service.pid, dir);
+    const threads0 = threadCpu(service.pid);
+    const machine0 = machineCpu();
     let shown = 0;
     const drained = await waitFor(
       () => hooks.arrived.size >= ORDERS,
@@ -232,13 +234,21 @@ export async function measureIssuance(): Promise<IssuanceResult> {
     const hi = Math.floor(times.length * 0.9);
     const sustainedPerSec = (hi - lo) / ((times[hi]! - times[lo]!) / 1000);
     const cpu1 = cpuSeconds(service.pid, dir);
+    const threads1 = threadCpu(service.pid);
+    const idle = idlePct(machine0, machineCpu());
+    // ms an order of the service's threads by name: its event loop, the PDF threads, V8's helpers (GC).
+    const perOrder = (name: string) =>
+      (((threads1.get(name) ?? 0) - (threads0.get(name) ?? 0)) / ORDERS).toFixed(1);
     console.log(`  at the end of the burst: ${await memory(service)}`);
     console.log(
       `burst: ${ORDERS} orders issued and delivered at ${burstDrainPerSec.toFixed(0)}/s ` +
         `(${sustainedPerSec.toFixed(0)}/s over the middle 80 %); CPU an order: service ` +
-        `${((1000 * (cpu1.service - cpu0.service)) / ORDERS).toFixed(1)} ms, PostgreSQL ` +
+        `${((1000 * (cpu1.service - cpu0.service)) / ORDERS).toFixed(1)} ms (event loop ` +
+        `${perOrder('MainThread')}, PDF threads ${perOrder('WorkerThread')}, V8's helper threads ` +
+        `${perOrder('V8Worker')}), PostgreSQL ` +
         `${((1000 * (cpu1.postgres - cpu0.postgres)) / ORDERS).toFixed(1)} ms` +
-        (process.env.DATABASE_URL ? ' (every process of the server)' : ''),
+        (process.env.DATABASE_URL ? ' (every process of the server)' : '') +
+        `; the machine ${idle.toFixed(0)} % idle`,
     );
 
     // 3. Orders paid at a steady rate while the workers run.

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -158,6 +158,43 @@ async function stop(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
   await exited;
   clearTimeout(timer);
+}
+
+/**
+ * CPU time of each of a process's threads, ms, summed by thread name (Node names its main thread
+ * MainThread, a worker thread WorkerThread, V8's helpers, GC among them, V8Worker), from schedstat:
+ * the scheduler's own count, exact, where /proc's stat counts whole ticks and charges a tick to
+ * whichever thread it interrupts.
+ */
+export function threadCpu(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName; // the process has exited
+  }
+  for (const tid of tids) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      byName.set(name, (byName.get(name) ?? 0) + ns / 1e6);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return byName;
+}
+
+/** The machine's CPU ticks, idle (with I/O wait) and in all, from /proc/stat. */
+export function machineCpu(): { idle: number; total: number } {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
+  return { idle: ticks[3]! + ticks[4]!, total: ticks.reduce((a, b) => a + b, 0) };
+}
+
+/** The share of the machine's CPU left idle between two {@link machineCpu} readings, %. */
+export function idlePct(from: { idle: number; total: number }, to: { idle: number; total: number }): number {
+  return (100 * (to.idle - from.idle)) / (to.total - from.total);
 }
 
 /**

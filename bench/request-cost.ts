@@ -3,7 +3,9 @@
  * as the benchmark does, on a fresh embedded DATA_DIR (or on DATABASE_URL's database, as it is),
  * warms it up as the benchmark's get-offers rows do, then runs get-offers rca at 50 connections for BENCH_SECONDS (default 6) and prints one JSON
  * line: req/s, p99, the service's user and kernel CPU a request (its process, every thread, from
- * /proc), the load generator's (this process), and the machine's idle share over the window.
+ * /proc), the load generator's (this process), the machine's idle share over the window, each of
+ * the service's threads' CPU a request (threadUs, by thread name) and how much of the window its
+ * main thread was on a CPU (mainThreadBusyPct: near 100, the event loop is what limits it).
  * `bare` measures bare node:http the same way. BENCH_NODE_ARGS adds node flags to the service
  * (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  *
@@ -14,7 +16,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBare, startPolita } from './processes.ts';
+import { idlePct, machineCpu, startBare, startPolita, threadCpu } from './processes.ts';
 import { quantile, signedLoad, warmUp } from './scenarios.ts';
 
 const TICK_US = 1e6 / 100; // USER_HZ: /proc counts CPU time in hundredths of a second
@@ -22,11 +24,6 @@ const TICK_US = 1e6 / 100; // USER_HZ: /proc counts CPU time in hundredths of a 
 function processCpu(pid: number) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return { user: Number(fields[11]), system: Number(fields[12]) };
-}
-
-function machineCpu() {
-  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
-  return { idle: ticks[3]! + ticks[4]!, total: ticks.reduce((a, b) => a + b, 0) };
 }
 
 const bare = process.argv[2] === 'bare';
@@ -53,10 +50,12 @@ try {
   );
   await warmUp(load);
   const service0 = processCpu(target.pid);
+  const threads0 = threadCpu(target.pid);
   const machine0 = machineCpu();
   const generator0 = process.cpuUsage();
   const r = await load(seconds);
   const service1 = processCpu(target.pid);
+  const threads1 = threadCpu(target.pid);
   const machine1 = machineCpu();
   const generator = process.cpuUsage(generator0);
   const n = r.requests.total;
@@ -70,7 +69,15 @@ try {
       serviceKernelUs: round(((service1.system - service0.system) * TICK_US) / n),
       generatorUserUs: round(generator.user / n),
       generatorKernelUs: round(generator.system / n),
-      idlePct: round((100 * (machine1.idle - machine0.idle)) / (machine1.total - machine0.total)),
+      idlePct: round(idlePct(machine0, machine1)),
+      mainThreadBusyPct: round(
+        (100 * ((threads1.get('MainThread') ?? 0) - (threads0.get('MainThread') ?? 0))) / (r.duration * 1000),
+      ),
+      threadUs: Object.fromEntries(
+        [...threads1]
+          .map(([name, ms]) => [name, round(((ms - (threads0.get(name) ?? 0)) * 1000) / n)] as const)
+          .filter(([, us]) => us > 0),
+      ),
     }),
   );
 } finally {
