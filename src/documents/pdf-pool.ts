@@ -1,5 +1,5 @@
 import { Piscina } from 'piscina';
-import { renderPolicyPdf, type PolicyDocument } from './policy-pdf.ts';
+import type { PolicyDocument } from './policy-pdf.ts';
 
 export interface PolicyRenderer {
   render(d: PolicyDocument): Promise<Buffer>;
@@ -14,7 +14,15 @@ export interface PolicyRenderer {
  * renders on the calling thread.
  */
 export function policyRenderer(threads: number): PolicyRenderer {
-  if (threads === 0) return { render: renderPolicyPdf, close: async () => {} };
+  // pdfkit and fontkit (with their fonts' parsers and decompressors) are loaded by the thread that
+  // renders, not by every process that might: the event loop of a service with PDF threads, the
+  // command line and most tests never render, and the modules' sources cost each one megabytes of heap.
+  if (threads === 0) {
+    return {
+      render: async (d) => (await import('./policy-pdf.ts')).renderPolicyPdf(d),
+      close: async () => {},
+    };
+  }
   let pool: Piscina<PolicyDocument, Uint8Array> | undefined;
   const worker = new URL(`./pdf-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
   return {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { policyRenderer } from '../../src/documents/pdf-pool.ts';
 import { renderPolicyPdf, type PolicyDocument } from '../../src/documents/policy-pdf.ts';
 import { extractPdfText } from '../support/pdf-text.ts';
 
@@ -107,5 +108,13 @@ describe('renderPolicyPdf', () => {
     expect(text).not.toContain('PERIOADA DE VALABILITATE');
     expect(text).toContain(policy.price);
     expect(text).toContain(policy.customer.phone);
+  });
+
+  it('renders on the calling thread with PDF_THREADS=0, loading the renderer on the first policy', async () => {
+    const renderer = policyRenderer(0);
+    const pdf = await renderer.render(policy);
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect(squash(await extractPdfText(pdf))).toContain('Ștefan Țurcanu');
+    await renderer.close();
   });
 });
