@@ -117,4 +117,30 @@ describe('renderPolicyPdf', () => {
     expect(squash(await extractPdfText(pdf))).toContain('Ștefan Țurcanu');
     await renderer.close();
   });
+
+  it('renders policies handed to one PDF thread together, each with its own text', async () => {
+    // The thread takes several policies before it has finished one (pdf-pool.ts): none may borrow
+    // another's fields.
+    const renderer = policyRenderer(1);
+    try {
+      const names = [
+        'Ana Țurcanu',
+        'Ion Ștefănescu',
+        'Maria Popa',
+        'Vasile Lungu',
+        'Elena Rusu',
+        'Petru Cazacu',
+      ];
+      const pdfs = await Promise.all(
+        names.map((name) => renderer.render({ ...policy, customer: { ...policy.customer, name } })),
+      );
+      for (const [i, pdf] of pdfs.entries()) {
+        const text = squash(await extractPdfText(pdf));
+        expect(text).toContain(names[i]);
+        for (const other of names.filter((_, j) => j !== i)) expect(text).not.toContain(other);
+      }
+    } finally {
+      await renderer.close();
+    }
+  });
 });
