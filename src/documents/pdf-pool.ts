@@ -36,9 +36,10 @@ export function policyRenderer(threads: number): PolicyRenderer {
         maxThreads: threads,
         // Each thread holds the next policies already, not only the one it renders. With one at a
         // time, a thread that finished waited for the event loop to take its answer and hand it the
-        // next, and under a burst it was idle a third of the time with sixteen renders queued
-        // behind it (the event loop is busy with the database's replies): 170–190 orders a second
-        // drained, against 225–238 with four (npm run bench:issuance, alternate runs). Renders in
+        // next, and under a burst it was on a CPU only 56–63 % of the time with sixteen renders
+        // queued behind it (the event loop is busy with the database's replies). A burst drained at 176
+        // orders a second on average, against 213 with four (npm run bench:issuance, eight
+        // alternating pairs, four faster in seven), at less CPU an order. Renders in
         // one thread still run one after another: a policy is synchronous work once the fonts are in.
         concurrentTasksPerWorker: TASKS_PER_THREAD,
         // A policy was ~20 MB of short-lived objects (fontkit's tables, pdfkit's streams) before its
