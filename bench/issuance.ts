@@ -237,8 +237,11 @@ export async function measureIssuance(): Promise<IssuanceResult> {
     const threads1 = threadCpu(service.pid);
     const idle = idlePct(machine0, machineCpu());
     // ms an order of the service's threads by name: its event loop, the PDF threads, V8's helpers (GC).
+    // '—' where the kernel shows no schedstat (or no such thread), rather than a 0 that reads as free.
     const perOrder = (name: string) =>
-      (((threads1.get(name) ?? 0) - (threads0.get(name) ?? 0)) / ORDERS).toFixed(1);
+      threads1.has(name)
+        ? (((threads1.get(name) ?? 0) - (threads0.get(name) ?? 0)) / ORDERS).toFixed(1)
+        : '—';
     console.log(`  at the end of the burst: ${await memory(service)}`);
     console.log(
       `burst: ${ORDERS} orders issued and delivered at ${burstDrainPerSec.toFixed(0)}/s ` +

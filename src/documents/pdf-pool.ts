@@ -34,19 +34,20 @@ export function policyRenderer(threads: number): PolicyRenderer {
         filename: worker.href,
         minThreads: threads,
         maxThreads: threads,
-        // Each thread holds the next policies already, not only the one it renders. With one at a
-        // time, a thread that finished waited for the event loop to take its answer and hand it the
-        // next, and under a burst it was on a CPU only 56–63 % of the time with sixteen renders
-        // queued behind it (the event loop is busy with the database's replies). A burst drained at 176
-        // orders a second on average, against 213 with four (npm run bench:issuance, eight
-        // alternating pairs, four faster in seven), at less CPU an order. Renders in
-        // one thread still run one after another: a policy is synchronous work once the fonts are in.
+        // Each thread holds its next policies already, not only the one it renders. With one at a
+        // time, a thread that finished waited for the event loop (busy with the database's
+        // replies) to take its answer and hand it the next: under a burst it was on a CPU only
+        // 56–63 % of the time with sixteen renders queued behind it. A burst drained at 176 orders
+        // a second on average, against 213 with four (npm run bench:issuance, eight alternating
+        // pairs, four faster in seven), at less CPU an order. Renders in one thread still run one
+        // after another: a policy is synchronous work once the fonts are in.
         concurrentTasksPerWorker: TASKS_PER_THREAD,
         // A policy was ~20 MB of short-lived objects (fontkit's tables, pdfkit's streams) before its
         // words' layouts and glyphs' outlines were kept; about 1 MB now (a scavenge of ~15 MB every
-        // ~17 policies, rendered alone). The thread keeps ~25 MB (the parsed faces, the layout memo). A young generation capped at
-        // 48 MB costs no measurable CPU (12 MB cost a third more: objects promoted before they
-        // died); the old generation's cap keeps V8 from growing the thread's heap far past that.
+        // ~17 policies, rendered alone). The thread keeps ~25 MB (the parsed faces, the layout
+        // memo). A young generation capped at 48 MB costs no measurable CPU (12 MB cost a third
+        // more: objects promoted before they died); the old generation's cap keeps V8 from growing
+        // the thread's heap far past that.
         resourceLimits: { maxYoungGenerationSizeMb: 48, maxOldGenerationSizeMb: 96 },
         // Run from TypeScript sources (npm start, the tests): each thread loads them as the main
         // thread does.

@@ -110,7 +110,7 @@ describe('renderPolicyPdf', () => {
     expect(text).toContain(policy.customer.phone);
   });
 
-  it('renders on the calling thread with PDF_THREADS=0, loading the renderer on the first policy', async () => {
+  it('renders on the calling thread with PDF_THREADS=0 (the renderer imported on first use)', async () => {
     const renderer = policyRenderer(0);
     const pdf = await renderer.render(policy);
     expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
