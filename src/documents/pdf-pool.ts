@@ -12,12 +12,12 @@ export interface PolicyRenderer {
 
 /**
  * Policy PDFs rendered on worker threads (piscina), so that a backlog of issuance does not hold
- * the event loop (and every HTTP request behind it) for ~3 ms a policy. The threads start on the
+ * the event loop (and every HTTP request behind it) for ~1 ms a policy (2–3 ms with pdfkit). The threads start on the
  * first render, not with the service (the command line and most tests render none). `threads` 0
  * renders on the calling thread.
  */
 export function policyRenderer(threads: number): PolicyRenderer {
-  // pdfkit and fontkit (with their fonts' parsers and decompressors) are loaded by the thread that
+  // The PDF writer and fontkit (with its fonts' parsers and decompressors) are loaded by the thread that
   // renders, not by every process that might: the event loop of a service with PDF threads, the
   // command line and most tests never render, and the modules' sources cost each one megabytes of heap.
   if (threads === 0) {
@@ -43,8 +43,8 @@ export function policyRenderer(threads: number): PolicyRenderer {
         // after another: a policy is synchronous work once the fonts are in.
         concurrentTasksPerWorker: TASKS_PER_THREAD,
         // A policy was ~20 MB of short-lived objects (fontkit's tables, pdfkit's streams) before its
-        // words' layouts and glyphs' outlines were kept; about 1 MB now (a scavenge of ~15 MB every
-        // ~17 policies, rendered alone). The thread keeps ~25 MB (the parsed faces, the layout
+        // words' layouts and glyphs were kept, about 1 MB with pdfkit, about 0.4 MB with our own
+        // writer (pdf-writer.ts). The thread keeps ~25 MB (the parsed faces, the layout
         // memo). A young generation capped at 48 MB costs no measurable CPU (12 MB cost a third
         // more: objects promoted before they died); the old generation's cap keeps V8 from growing
         // the thread's heap far past that.

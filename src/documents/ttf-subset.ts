@@ -1,153 +1,219 @@
-import type { Font } from 'fontkit';
-
 /**
- * The bytes of a TrueType subset, written directly: the same bytes fontkit's TTFSubset.encode
- * writes (tested for many glyph sets), at a fraction of its cost. fontkit encodes the subset
- * through restructure, which walks every table twice field by field and number by number (sizes,
- * then bytes): a third of a policy's render time. Here the tables that are the same in every
- * subset of a face (head, cvt, prep, fpgm, and hhea and maxp but for one count each) are the
- * face's own bytes, read once, and loca, hmtx and glyf are written from the glyphs the subset holds.
+ * TrueType subsets for PDF, without hinting: the font program a policy embeds holds only the glyphs
+ * it shows (and the components of its compound glyphs), numbered in the order they were first
+ * used, as pdfkit's and fontkit's subsets were.
  *
- * The layout is fontkit 2.0.4's (pinned): the directory tagged 'true', table checksums 0, the
- * tables in the order head, hhea, loca, maxp, cvt, prep, glyf, hmtx, fpgm (those the face has),
- * back to back after the directory. The glyphs are gathered by fontkit's own `_addGlyph`, so
- * compound glyphs pull in their components as before.
+ * Unlike theirs, the subset carries no hinting: no glyph's instructions and no fpgm, prep or cvt
+ * table. Hinting is bytecode that snaps outlines to a screen's pixel grid at small sizes; PDF viewers
+ * either ignore it (pdf.js) or hint fonts themselves, and print does not need it. In DejaVu it is
+ * well over half of a glyph's bytes, so without it a policy's two subsets are less than half the size
+ * (about 24 kB of font program before deflate, 11 kB after), which halves the time spent deflating
+ * them and the bytes stored for every policy.
+ *
+ * Everything is read from the font file's own tables; a glyph is stripped once per process.
  */
 
-/** What fontkit's TTFSubset holds once `_addGlyph` has run over its glyphs (fontkit 2.0.4). */
-interface TtfSubset {
-  font: Font;
-  glyphs: number[];
-  glyf: Uint8Array[];
-  offset: number;
-  loca: { offsets: number[]; version: number };
-  hmtx: { metrics: { advance: number; bearing: number }[]; bearings: number[] };
-  _addGlyph(gid: number): number;
-  encode(): Buffer;
+/** A glyph as a subset stores it: its bytes without instructions, and the glyphs it is made of. */
+interface Stripped {
+  bytes: Buffer;
+  /** For a compound glyph: where in `bytes` each component's glyph id is, and that id. */
+  components: { at: number; gid: number }[];
+  advance: number;
+  leftBearing: number;
 }
 
-interface TableRecord {
-  offset: number;
-  length: number;
-}
+/** Compound glyph component flags (OpenType 'glyf'). */
+const ARG_1_AND_2_ARE_WORDS = 0x0001;
+const WE_HAVE_A_SCALE = 0x0008;
+const MORE_COMPONENTS = 0x0020;
+const WE_HAVE_AN_X_AND_Y_SCALE = 0x0040;
+const WE_HAVE_A_TWO_BY_TWO = 0x0080;
+const WE_HAVE_INSTRUCTIONS = 0x0100;
 
-/** A face's tables that every subset copies, as bytes. */
-interface FixedTables {
-  head: Buffer;
-  hhea: Buffer;
-  maxp: Buffer;
-  cvt?: Buffer;
-  prep?: Buffer;
-  fpgm?: Buffer;
-  locaVersion: number;
-}
-
-/** hhea's numberOfMetrics and maxp's numGlyphs: the one field of each a subset changes. */
+/** head.indexToLocFormat and head.checkSumAdjustment, hhea.numberOfHMetrics, maxp.numGlyphs. */
+const HEAD_INDEX_TO_LOC_FORMAT = 50;
+const HEAD_CHECKSUM_ADJUSTMENT = 8;
 const HHEA_NUMBER_OF_METRICS = 34;
 const MAXP_NUM_GLYPHS = 4;
 
-/**
- * The face's subsets written by {@link encodeSubset}; the face as it was when the face is not a
- * plain TrueType one (CFF, variations) or fontkit is not the one this was written against.
- */
-export function withFastSubset(font: Font, file: Buffer): Font {
-  const fixed = fixedTables(font, file);
-  if (!fixed) return font;
-  return Object.create(font, {
-    createSubset: {
-      value(this: Font) {
-        const subset = (font.createSubset as () => unknown).call(this);
-        if (!isTtfSubset(subset)) return subset;
-        subset.encode = () => encodeSubset(subset, fixed);
-        return subset;
-      },
-    },
-  }) as Font;
+export class TrueTypeSubsetter {
+  private readonly tables = new Map<string, Buffer>();
+  private readonly locaLong: boolean;
+  private readonly numGlyphs: number;
+  private readonly numberOfHMetrics: number;
+  private readonly stripped = new Map<number, Stripped>();
+
+  constructor(private readonly file: Buffer) {
+    if (file.readUInt32BE(0) !== 0x00010000 && file.toString('latin1', 0, 4) !== 'true') {
+      throw new Error('not a TrueType font (CFF outlines and collections are not supported)');
+    }
+    const count = file.readUInt16BE(4);
+    for (let i = 0; i < count; i++) {
+      const record = 12 + 16 * i;
+      const tag = file.toString('latin1', record, record + 4);
+      const offset = file.readUInt32BE(record + 8);
+      const length = file.readUInt32BE(record + 12);
+      this.tables.set(tag, file.subarray(offset, offset + length));
+    }
+    for (const tag of ['head', 'hhea', 'maxp', 'loca', 'glyf', 'hmtx']) {
+      if (!this.tables.has(tag)) throw new Error(`the font has no ${tag} table`);
+    }
+    if (this.tables.has('fvar')) throw new Error('variable fonts are not supported');
+    this.locaLong = this.table('head').readInt16BE(HEAD_INDEX_TO_LOC_FORMAT) === 1;
+    this.numGlyphs = this.table('maxp').readUInt16BE(MAXP_NUM_GLYPHS);
+    this.numberOfHMetrics = this.table('hhea').readUInt16BE(HHEA_NUMBER_OF_METRICS);
+  }
+
+  private table(tag: string): Buffer {
+    return this.tables.get(tag)!;
+  }
+
+  /**
+   * The font program of a subset: glyph `gids[i]` becomes glyph i (gids[0] should be 0, .notdef),
+   * and the components of compound glyphs follow, in the order they are met. Returns the bytes and
+   * the subset's glyph ids, components included.
+   */
+  encode(gids: readonly number[]): { bytes: Buffer; glyphs: number[] } {
+    const order = [...gids];
+    const index = new Map<number, number>();
+    order.forEach((gid, i) => index.set(gid, i));
+    const glyphs: Stripped[] = [];
+    for (let i = 0; i < order.length; i++) {
+      const glyph = this.glyph(order[i]!);
+      glyphs.push(glyph);
+      for (const c of glyph.components) {
+        if (!index.has(c.gid)) {
+          index.set(c.gid, order.length);
+          order.push(c.gid);
+        }
+      }
+    }
+
+    const n = glyphs.length;
+    const loca = Buffer.alloc(4 * (n + 1));
+    const hmtx = Buffer.alloc(4 * n);
+    let glyfLength = 0;
+    glyphs.forEach((g, i) => {
+      loca.writeUInt32BE(glyfLength, 4 * i);
+      hmtx.writeUInt16BE(g.advance, 4 * i);
+      hmtx.writeInt16BE(g.leftBearing, 4 * i + 2);
+      glyfLength += g.bytes.length;
+    });
+    loca.writeUInt32BE(glyfLength, 4 * n);
+    const glyf = Buffer.alloc(glyfLength);
+    let at = 0;
+    for (const g of glyphs) {
+      g.bytes.copy(glyf, at);
+      for (const c of g.components) glyf.writeUInt16BE(index.get(c.gid)!, at + c.at);
+      at += g.bytes.length;
+    }
+
+    const head = Buffer.from(this.table('head'));
+    head.writeInt16BE(1, HEAD_INDEX_TO_LOC_FORMAT);
+    head.writeUInt32BE(0, HEAD_CHECKSUM_ADJUSTMENT);
+    const hhea = Buffer.from(this.table('hhea'));
+    hhea.writeUInt16BE(n, HHEA_NUMBER_OF_METRICS);
+    const maxp = Buffer.from(this.table('maxp'));
+    maxp.writeUInt16BE(n, MAXP_NUM_GLYPHS);
+    const bytes = writeFont([
+      ['glyf', glyf],
+      ['head', head],
+      ['hhea', hhea],
+      ['hmtx', hmtx],
+      ['loca', loca],
+      ['maxp', maxp],
+    ]);
+    return { bytes, glyphs: order };
+  }
+
+  /** Glyph `gid` without its instructions (once per process), padded to four bytes. */
+  private glyph(gid: number): Stripped {
+    let glyph = this.stripped.get(gid);
+    if (glyph) return glyph;
+    if (!Number.isInteger(gid) || gid < 0 || gid >= this.numGlyphs)
+      throw new Error(`no glyph ${gid} in the font`);
+    const loca = this.table('loca');
+    const start = this.locaLong ? loca.readUInt32BE(4 * gid) : 2 * loca.readUInt16BE(2 * gid);
+    const end = this.locaLong ? loca.readUInt32BE(4 * gid + 4) : 2 * loca.readUInt16BE(2 * gid + 2);
+    const data = this.table('glyf').subarray(start, end);
+    const components: Stripped['components'] = [];
+    let bytes: Buffer;
+    if (data.length === 0) {
+      bytes = Buffer.alloc(0);
+    } else if (data.readInt16BE(0) >= 0) {
+      // A simple glyph: header, contour ends, instructions (dropped), then flags and coordinates.
+      const contours = data.readInt16BE(0);
+      const lengthAt = 10 + 2 * contours;
+      const instructions = data.readUInt16BE(lengthAt);
+      bytes = Buffer.concat([
+        data.subarray(0, lengthAt),
+        Buffer.alloc(2),
+        data.subarray(lengthAt + 2 + instructions),
+      ]);
+    } else {
+      // A compound glyph: its components, each with its flags, glyph id, offsets and transform; the
+      // glyph's instructions (after the last component) are dropped and the flag announcing them cleared.
+      bytes = Buffer.from(data);
+      let at = 10;
+      for (;;) {
+        const flags = bytes.readUInt16BE(at);
+        bytes.writeUInt16BE(flags & ~WE_HAVE_INSTRUCTIONS, at);
+        components.push({ at: at + 2, gid: bytes.readUInt16BE(at + 2) });
+        at += 4 + (flags & ARG_1_AND_2_ARE_WORDS ? 4 : 2);
+        if (flags & WE_HAVE_A_SCALE) at += 2;
+        else if (flags & WE_HAVE_AN_X_AND_Y_SCALE) at += 4;
+        else if (flags & WE_HAVE_A_TWO_BY_TWO) at += 8;
+        if (!(flags & MORE_COMPONENTS)) break;
+      }
+      bytes = bytes.subarray(0, at);
+    }
+    const padded = Buffer.alloc((bytes.length + 3) & ~3);
+    bytes.copy(padded);
+    const hmtx = this.table('hmtx');
+    const metric = Math.min(gid, this.numberOfHMetrics - 1);
+    const leftBearing =
+      gid < this.numberOfHMetrics
+        ? hmtx.readInt16BE(4 * gid + 2)
+        : hmtx.readInt16BE(4 * this.numberOfHMetrics + 2 * (gid - this.numberOfHMetrics));
+    glyph = { bytes: padded, components, advance: hmtx.readUInt16BE(4 * metric), leftBearing };
+    this.stripped.set(gid, glyph);
+    return glyph;
+  }
 }
 
-function fixedTables(font: Font, file: Buffer): FixedTables | undefined {
-  const f = font as unknown as {
-    directory?: { tables?: Record<string, TableRecord | undefined> };
-    loca?: { version?: number };
-    _variationProcessor?: unknown;
-  };
-  const tables = f.directory?.tables;
-  if (!tables || tables['CFF '] || tables['CFF2'] || tables.fvar || f._variationProcessor) return undefined;
-  const locaVersion = f.loca?.version;
-  if (locaVersion !== 0 && locaVersion !== 1) return undefined;
-  const bytes = (tag: string) => {
-    const t = tables[tag];
-    return t ? Buffer.from(file.subarray(t.offset, t.offset + t.length)) : undefined;
-  };
-  const head = bytes('head');
-  const hhea = bytes('hhea');
-  const maxp = bytes('maxp');
-  if (!head || !hhea || !maxp || hhea.length < 36 || maxp.length < 6) return undefined;
-  return { head, hhea, maxp, cvt: bytes('cvt '), prep: bytes('prep'), fpgm: bytes('fpgm'), locaVersion };
-}
-
-function isTtfSubset(s: unknown): s is TtfSubset {
-  const t = s as Partial<TtfSubset> | undefined;
-  return typeof t?._addGlyph === 'function' && Array.isArray(t.glyphs) && typeof t.encode === 'function';
-}
-
-/** fontkit's TTFSubset.encode: the glyphs gathered as it gathers them, the bytes written here. */
-function encodeSubset(subset: TtfSubset, fixed: FixedTables): Buffer {
-  subset.glyf = [];
-  subset.offset = 0;
-  subset.loca = { offsets: [], version: fixed.locaVersion };
-  subset.hmtx = { metrics: [], bearings: [] };
-  // _addGlyph may append components of compound glyphs to the list while it runs.
-  for (let i = 0; i < subset.glyphs.length; i++) subset._addGlyph(subset.glyphs[i]!);
-  subset.loca.offsets.push(subset.offset);
-  const count = subset.glyf.length;
-
-  const hhea = Buffer.from(fixed.hhea);
-  hhea.writeUInt16BE(subset.hmtx.metrics.length, HHEA_NUMBER_OF_METRICS);
-  const maxp = Buffer.from(fixed.maxp);
-  maxp.writeUInt16BE(count, MAXP_NUM_GLYPHS);
-
-  const offsets = subset.loca.offsets;
-  const short = fixed.locaVersion === 0;
-  const loca = Buffer.allocUnsafe(offsets.length * (short ? 2 : 4));
-  offsets.forEach((o, i) => (short ? loca.writeUInt16BE(o >>> 1, i * 2) : loca.writeUInt32BE(o, i * 4)));
-
-  const hmtx = Buffer.allocUnsafe(subset.hmtx.metrics.length * 4);
-  subset.hmtx.metrics.forEach((m, i) => {
-    hmtx.writeUInt16BE(m.advance, i * 4);
-    hmtx.writeInt16BE(m.bearing, i * 4 + 2);
-  });
-
-  const glyf = Buffer.concat(subset.glyf);
-  const tables: [string, Buffer | undefined][] = [
-    ['head', fixed.head],
-    ['hhea', hhea],
-    ['loca', loca],
-    ['maxp', maxp],
-    ['cvt ', fixed.cvt],
-    ['prep', fixed.prep],
-    ['glyf', glyf],
-    ['hmtx', hmtx],
-    ['fpgm', fixed.fpgm],
-  ];
-  const present = tables.filter((t): t is [string, Buffer] => t[1] !== undefined);
-  const n = present.length;
+/** A font file of `tables` (sorted by tag), with the checksums OpenType asks for. */
+function writeFont(tables: [string, Buffer][]): Buffer {
+  const n = tables.length;
   const exponent = Math.floor(Math.log2(n));
   const searchRange = 2 ** exponent * 16;
-  const directory = Buffer.alloc(12 + 16 * n);
-  directory.write('true', 0, 'latin1');
-  directory.writeUInt16BE(n, 4);
-  directory.writeUInt16BE(searchRange, 6);
-  directory.writeUInt16BE(exponent, 8);
-  directory.writeUInt16BE(n * 16 - searchRange, 10);
-  let at = directory.length;
-  present.forEach(([tag, data], i) => {
-    const entry = 12 + 16 * i;
-    directory.write(tag, entry, 'latin1');
-    // checkSum stays 0, as fontkit writes it.
-    directory.writeUInt32BE(at, entry + 8);
-    directory.writeUInt32BE(data.length, entry + 12);
-    at += data.length;
+  const directoryLength = 12 + 16 * n;
+  let length = directoryLength;
+  for (const [, data] of tables) length += (data.length + 3) & ~3;
+  const out = Buffer.alloc(length);
+  out.writeUInt32BE(0x00010000, 0);
+  out.writeUInt16BE(n, 4);
+  out.writeUInt16BE(searchRange, 6);
+  out.writeUInt16BE(exponent, 8);
+  out.writeUInt16BE(n * 16 - searchRange, 10);
+  let at = directoryLength;
+  let headAt = -1;
+  tables.forEach(([tag, data], i) => {
+    const record = 12 + 16 * i;
+    out.write(tag, record, 'latin1');
+    data.copy(out, at);
+    out.writeUInt32BE(checksum(out, at, (data.length + 3) & ~3), record + 4);
+    out.writeUInt32BE(at, record + 8);
+    out.writeUInt32BE(data.length, record + 12);
+    if (tag === 'head') headAt = at;
+    at += (data.length + 3) & ~3;
   });
-  return Buffer.concat([directory, ...present.map((t) => t[1])], at);
+  out.writeUInt32BE((0xb1b0afba - checksum(out, 0, length)) >>> 0, headAt + HEAD_CHECKSUM_ADJUSTMENT);
+  return out;
+}
+
+/** The OpenType checksum: the sum of the big-endian 32-bit words, modulo 2^32. */
+function checksum(buf: Buffer, start: number, length: number): number {
+  let sum = 0;
+  for (let i = start; i < start + length; i += 4) sum = (sum + buf.readUInt32BE(i)) >>> 0;
+  return sum;
 }

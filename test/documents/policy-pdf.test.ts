@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { create, type Font } from 'fontkit';
 import { describe, expect, it } from 'vitest';
 import { policyRenderer } from '../../src/documents/pdf-pool.ts';
 import { renderPolicyPdf, type PolicyDocument } from '../../src/documents/policy-pdf.ts';
+import { PdfFace, wrapText } from '../../src/documents/pdf-writer.ts';
 import { extractPdfText } from '../support/pdf-text.ts';
 
 const LONG_NOTE =
@@ -30,9 +33,9 @@ const policy: PolicyDocument = {
 const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
 describe('renderPolicyPdf', () => {
-  it('renders a policy again, its words and glyph outlines remembered, byte for byte as the first time', async () => {
-    // Words and letters no other test of this file uses, so the first render lays out and decodes
-    // them afresh and the second takes them from the per-process memo (policy-pdf.ts).
+  it('renders a policy again, its words and glyphs remembered, byte for byte as the first time', async () => {
+    // Words and letters no other test of this file uses, so the first render shapes and strips them
+    // afresh and the second takes them from the per-process memos (PdfFace, TrueTypeSubsetter).
     const fresh: PolicyDocument = {
       ...policy,
       customer: { name: 'Жанна Ёлкина-Quixote', phone: '+37369000000' },
@@ -100,6 +103,26 @@ describe('renderPolicyPdf', () => {
     expect(text).toContain(policy.price);
   });
 
+  it('flows a field value longer than a page onto the next page, every word of it', async () => {
+    const words = Array.from({ length: 900 }, (_, i) => `cuvânt${i}`);
+    const text = squash(
+      await extractPdfText(
+        await renderPolicyPdf({ ...policy, fields: [{ label: 'Lung', value: words.join(' ') }] }),
+      ),
+    );
+    expect(text).toContain('cuvânt0 cuvânt1');
+    expect(text).toContain('cuvânt899');
+    expect(text).toMatch(/Pagina 2 \/ [2-9]/);
+  });
+
+  it('shows letters written with combining marks (NFD) and reads them back', async () => {
+    const nfd = 'S\u0326tefan T\u0326urcanu'.normalize('NFD');
+    const text = await extractPdfText(
+      await renderPolicyPdf({ ...policy, customer: { ...policy.customer, name: nfd } }),
+    );
+    expect(text.normalize('NFC')).toContain('Ștefan Țurcanu');
+  });
+
   it('omits the period when no dates are given and still shows the price', async () => {
     const undated: PolicyDocument = { ...policy, fields: [] };
     delete undated.startDate;
@@ -142,5 +165,31 @@ describe('renderPolicyPdf', () => {
     } finally {
       await renderer.close();
     }
+  });
+});
+
+describe('wrapText', () => {
+  const face = new PdfFace(
+    create(readFileSync(new URL('../../assets/fonts/DejaVuSans.ttf', import.meta.url))) as Font,
+    readFileSync(new URL('../../assets/fonts/DejaVuSans.ttf', import.meta.url)),
+  );
+
+  it('breaks at spaces and after hyphens, each line within the width, no word lost', () => {
+    const lines = wrapText(face, 10, LONG_NOTE + ' Jean-Pierre', 150);
+    expect(lines.length).toBeGreaterThan(3);
+    for (const line of lines) expect(face.widthOf(line.trimEnd(), 10)).toBeLessThanOrEqual(150);
+    expect(squash(lines.join(''))).toBe(squash(LONG_NOTE + ' Jean-Pierre'));
+  });
+
+  it('cuts a word wider than the line where it fills it, and breaks at newlines', () => {
+    const id = 'ord_' + 'f'.repeat(120);
+    const lines = wrapText(face, 10, id, 100);
+    expect(lines.join('')).toBe(id);
+    for (const line of lines.slice(0, -1)) {
+      expect(face.widthOf(line, 10)).toBeLessThanOrEqual(100);
+      expect(face.widthOf(line + 'f', 10)).toBeGreaterThan(100);
+    }
+    expect(wrapText(face, 10, 'unu\ndoi', 500)).toEqual(['unu', 'doi']);
+    expect(wrapText(face, 10, '', 500)).toEqual([]);
   });
 });

@@ -91,7 +91,7 @@ describe('RCA from quote to policy PDF', () => {
     const text = await extractPdfText(pdf.rawPayload);
     for (const s of ['CHY999', 'HONDA CIVIC', id, 'Ștefan Țurcanu', '+37369123456', 'Demo Partner'])
       expect(text).toContain(s);
-    // Stored as pdfkit deflated it, out of line: PostgreSQL does not run pglz over it (migration 12).
+    // Stored as the PDF writer deflated it, out of line: PostgreSQL does not run pglz over it (migration 12).
     const { rows } = await sql<{ storage: string; stored: number }>`
       select (select attstorage from pg_attribute
               where attrelid = 'documents'::regclass and attname = 'pdf') as storage,
