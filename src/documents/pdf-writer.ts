@@ -15,9 +15,10 @@ import { TrueTypeSubsetter } from './ttf-subset.ts';
  * and embedding the two fonts 37 %, most of it deflate. This writer lays text out as pdfkit did
  * (fontkit shapes each word, with its kerning and ligatures; UAX #14 line breaks; the same metrics,
  * so a policy looks the same), writes a page's content once, and embeds unhinted subsets
- * (ttf-subset.ts). `npm run bench:pdf`: 1.5-1.6 ms of CPU and 13.6 kB a policy, against pdfkit's
- * 2.6-3.5 ms and 24.9 kB in the same minutes.
+ * (ttf-subset.ts). `npm run bench:pdf`: 1.6-1.9 ms of CPU and 16.9 kB a policy, against pdfkit's
+ * 2.6-2.9 ms and 24.9 kB in the same minutes (four alternating runs of each).
  */
+
 /** A chunk of text shaped by its face, in thousandths of an em. */
 interface Run {
   ids: number[];
@@ -102,7 +103,8 @@ export class PdfFace {
       run!.xOffsets.push(p.xOffset * this.scale);
       run!.yOffsets.push(p.yOffset * this.scale);
       run!.width += p.xAdvance * this.scale;
-      if (!this.codePoints.has(glyph.id)) this.codePoints.set(glyph.id, glyph.codePoints);
+      // .notdef (a character the face lacks) stands for no text of its own: see toUnicodeCmap.
+      if (glyph.id !== 0 && !this.codePoints.has(glyph.id)) this.codePoints.set(glyph.id, glyph.codePoints);
     });
     if (this.runs.size >= LAYOUT_MEMO_WORDS) this.runs.clear();
     this.runs.set(chunk, run);
@@ -156,7 +158,9 @@ export function wrapText(face: PdfFace, size: number, text: string, width: numbe
     },
   );
   if (count > 0) lines.push(buffer);
-  return lines.map((line) => line.replace(/[\r\n]/g, ''));
+  // The characters UAX #14 breaks at (newlines, form feeds, line and paragraph separators) end a
+  // line; they are not shown.
+  return lines.map((line) => line.replace(/[\n\v\f\r\u0085\u2028\u2029]/g, ''));
 }
 
 /** pdfkit's eachWord: the text's words at their break opportunities, a word too wide for a line in pieces. */
@@ -320,26 +324,28 @@ export class PdfDocument {
     }
   }
 
-  private paint(paint: Paint): void {
+  /**
+   * A path painted: the colour and line width first, since inside a path object (from its first
+   * `m` or `re` to `f` or `S`) PDF allows only path operators (ISO 32000-1, 8.2).
+   */
+  private paint(path: string, paint: Paint): void {
     if ('fill' in paint) {
       this.setFill(paint.fill);
-      this.page.ops.push('f');
+      this.page.ops.push(path, 'f');
     } else {
       this.setStroke(paint.stroke, paint.width);
-      this.page.ops.push('S');
+      this.page.ops.push(path, 'S');
     }
   }
 
   /** A straight line from (x1, y1) to (x2, y2). */
   line(x1: number, y1: number, x2: number, y2: number, width: number, color: string): void {
     const h = this.height;
-    this.page.ops.push(`${num(x1)} ${num(h - y1)} m ${num(x2)} ${num(h - y2)} l`);
-    this.paint({ stroke: color, width });
+    this.paint(`${num(x1)} ${num(h - y1)} m ${num(x2)} ${num(h - y2)} l`, { stroke: color, width });
   }
 
   rect(x: number, y: number, w: number, h: number, paint: Paint): void {
-    this.page.ops.push(`${num(x)} ${num(this.height - y - h)} ${num(w)} ${num(h)} re`);
-    this.paint(paint);
+    this.paint(`${num(x)} ${num(this.height - y - h)} ${num(w)} ${num(h)} re`, paint);
   }
 
   /** A rectangle with corners of radius `r` (Bézier quarter circles, as pdfkit draws them). */
@@ -348,13 +354,13 @@ export class PdfDocument {
     const c = r * (1 - KAPPA);
     const H = this.height;
     const p = (px: number, py: number) => `${num(px)} ${num(H - py)}`;
-    this.page.ops.push(
+    this.paint(
       `${p(x + r, y)} m ${p(x + w - r, y)} l ${p(x + w - c, y)} ${p(x + w, y + c)} ${p(x + w, y + r)} c ` +
         `${p(x + w, y + h - r)} l ${p(x + w, y + h - c)} ${p(x + w - c, y + h)} ${p(x + w - r, y + h)} c ` +
         `${p(x + r, y + h)} l ${p(x + c, y + h)} ${p(x, y + h - c)} ${p(x, y + h - r)} c ` +
         `${p(x, y + r)} l ${p(x, y + c)} ${p(x + c, y)} ${p(x + r, y)} c h`,
+      paint,
     );
-    this.paint(paint);
   }
 
   /** One line of text whose line box has its top left corner at (x, y). */
@@ -409,7 +415,7 @@ export class PdfDocument {
   private use(face: PdfFace): FontUse {
     let font = this.fonts.get(face);
     if (!font) {
-      font = { face, resource: `F${this.fonts.size + 1}`, codes: new Map(), glyphs: [0] };
+      font = { face, resource: `F${this.fonts.size + 1}`, codes: new Map([[0, '0000']]), glyphs: [0] };
       this.fonts.set(face, font);
     }
     return font;
@@ -510,9 +516,13 @@ export class PdfDocument {
     const file = reserve();
     const toUnicode = reserve();
     const { bytes } = face.subsetter.encode(font.glyphs);
-    // The subset's tag: six capitals that name this subset (its glyphs), as PDF asks of a subset's name.
+    // The subset's tag: six capitals that name this subset (its face and glyphs), as PDF asks of a
+    // subset's name (ISO 32000-1, 9.6.4).
     let hash = 0x811c9dc5;
     for (const id of font.glyphs) hash = Math.imul(hash ^ id, 0x01000193) >>> 0;
+    for (let i = 0; i < face.postscriptName.length; i++) {
+      hash = Math.imul(hash ^ face.postscriptName.charCodeAt(i), 0x01000193) >>> 0;
+    }
     let tag = '';
     for (let i = 0; i < 6; i++, hash = Math.floor(hash / 26)) tag += String.fromCharCode(65 + (hash % 26));
     const name = `/${tag}+${face.postscriptName}`;
@@ -545,7 +555,12 @@ export class PdfDocument {
       toUnicode,
       stream(
         '',
-        Buffer.from(toUnicodeCmap(font.glyphs.map((id) => face.codePoints.get(id) ?? [0])), 'latin1'),
+        Buffer.from(
+          toUnicodeCmap(
+            font.glyphs.map((id) => (id === 0 ? [0xfffd] : (face.codePoints.get(id) ?? [0xfffd]))),
+          ),
+          'latin1',
+        ),
       ),
     );
     set(
@@ -556,7 +571,12 @@ export class PdfDocument {
   }
 }
 
-/** The ToUnicode CMap of a subset: code i stands for `codePoints[i]` (UTF-16, as PDF wants it). */
+/**
+ * The ToUnicode CMap of a subset: code i stands for `codePoints[i]` (UTF-16, as PDF wants it). Code
+ * 0, .notdef, is whatever character the face lacked, so it copies as U+FFFD, the replacement
+ * character, never as the first such character the process happened to meet (fontkit keeps a
+ * glyph's code points from its first use).
+ */
 function toUnicodeCmap(codePoints: number[][]): string {
   const entries = codePoints.map((cps) => {
     const units: string[] = [];

@@ -1,14 +1,15 @@
 /**
- * TrueType subsets for PDF, without hinting: the font program a policy embeds holds only the glyphs
+ * TrueType subsets for PDF, their glyphs without hinting: the font program a policy embeds holds only the glyphs
  * it shows (and the components of its compound glyphs), numbered in the order they were first
  * used, as pdfkit's and fontkit's subsets were.
  *
- * Unlike theirs, the subset carries no hinting: no glyph's instructions and no fpgm, prep or cvt
- * table. Hinting is bytecode that snaps outlines to a screen's pixel grid at small sizes; PDF viewers
- * either ignore it (pdf.js) or hint fonts themselves, and print does not need it. In DejaVu it is
- * well over half of a glyph's bytes, so without it a policy's two subsets are less than half the size
- * (about 24 kB of font program before deflate, 11 kB after), which halves the time spent deflating
- * them and the bytes stored for every policy.
+ * Unlike theirs, the glyphs carry no hinting instructions. Hinting is bytecode that snaps outlines
+ * to a screen's pixel grid at small sizes; PDF viewers either ignore it (pdf.js) or hint fonts
+ * themselves, and print does not need it. In DejaVu it is well over half of a glyph's bytes, so
+ * without it a policy's two subsets are less than half the size, which halves the time spent
+ * deflating them and the bytes stored for every policy. The face's cvt, fpgm and prep tables are
+ * kept as they are (under 3 kB): PDF asks for them whenever the original has them (ISO 32000-1,
+ * 9.9), and a program that converts the font (to Type 42 for a PostScript printer) may expect them.
  *
  * Everything is read from the font file's own tables; a glyph is stripped once per process.
  */
@@ -29,6 +30,9 @@ const MORE_COMPONENTS = 0x0020;
 const WE_HAVE_AN_X_AND_Y_SCALE = 0x0040;
 const WE_HAVE_A_TWO_BY_TWO = 0x0080;
 const WE_HAVE_INSTRUCTIONS = 0x0100;
+
+/** The tables PDF asks to find in an embedded TrueType font whenever the original has them (9.9). */
+const KEPT_AS_THEY_ARE = ['cvt ', 'fpgm', 'prep'];
 
 /** head.indexToLocFormat and head.checkSumAdjustment, hhea.numberOfHMetrics, maxp.numGlyphs. */
 const HEAD_INDEX_TO_LOC_FORMAT = 50;
@@ -115,14 +119,20 @@ export class TrueTypeSubsetter {
     hhea.writeUInt16BE(n, HHEA_NUMBER_OF_METRICS);
     const maxp = Buffer.from(this.table('maxp'));
     maxp.writeUInt16BE(n, MAXP_NUM_GLYPHS);
-    const bytes = writeFont([
+    const tables: [string, Buffer][] = [
       ['glyf', glyf],
       ['head', head],
       ['hhea', hhea],
       ['hmtx', hmtx],
       ['loca', loca],
       ['maxp', maxp],
-    ]);
+    ];
+    for (const tag of KEPT_AS_THEY_ARE) {
+      const table = this.tables.get(tag);
+      if (table) tables.push([tag, table]);
+    }
+    // OpenType's table directory is sorted by tag.
+    const bytes = writeFont(tables.sort(([a], [b]) => (a < b ? -1 : 1)));
     return { bytes, glyphs: order };
   }
 

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
 import { create, type Font } from 'fontkit';
 import { describe, expect, it } from 'vitest';
 import { policyRenderer } from '../../src/documents/pdf-pool.ts';
@@ -121,6 +122,47 @@ describe('renderPolicyPdf', () => {
       await renderPolicyPdf({ ...policy, customer: { ...policy.customer, name: nfd } }),
     );
     expect(text.normalize('NFC')).toContain('Ștefan Țurcanu');
+  });
+
+  it('writes a well-formed file: every xref offset at its object, every stream its /Length, paths painted whole', async () => {
+    const pdf = await renderPolicyPdf(policy);
+    const text = pdf.toString('latin1');
+    const startxref = Number(/startxref\n(\d+)\n%%EOF\n$/.exec(text)![1]);
+    expect(text.startsWith('xref\n', startxref)).toBe(true);
+    const entries = text.slice(startxref).match(/^\d{10} \d{5} [nf] \n/gm)!;
+    expect(entries).toHaveLength(Number(/\/Size (\d+)/.exec(text)![1]));
+    entries.slice(1).forEach((entry, i) => {
+      expect(text.startsWith(`${i + 1} 0 obj\n`, Number(entry.slice(0, 10)))).toBe(true);
+    });
+    const streams = [...text.matchAll(/\/Length (\d+)[^>]*>>\nstream\n/g)];
+    expect(streams.length).toBeGreaterThan(4);
+    for (const s of streams) {
+      const start = s.index + s[0].length;
+      expect(text.startsWith('\nendstream', start + Number(s[1]))).toBe(true);
+      const data = inflateSync(pdf.subarray(start, start + Number(s[1]))).toString('latin1');
+      if (!data.includes(' Tf ')) continue;
+      // A page's content: the colour and line width come before a path, never inside it.
+      const ops = data.split('\n');
+      ops.forEach((op, j) => {
+        if (/ (m|re)\b/.test(op) && !op.startsWith('BT')) expect(['f', 'S']).toContain(ops[j + 1]);
+      });
+    }
+  });
+
+  it('shows a character the face lacks as the empty box, copied as U+FFFD, and no later policy inherits it', async () => {
+    const missing = await renderPolicyPdf({ ...policy, fields: [{ label: 'Nume', value: 'Wang 王' }] });
+    const clean = await renderPolicyPdf(policy);
+    const toUnicode = (pdf: Buffer) =>
+      [...pdf.toString('latin1').matchAll(/\/Length (\d+)[^>]*>>\nstream\n/g)]
+        .map((s) => inflateSync(pdf.subarray(s.index + s[0].length, s.index + s[0].length + Number(s[1]))))
+        .map((b) => b.toString('latin1'))
+        .filter((t) => t.includes('begincmap'))
+        .join('\n');
+    for (const pdf of [missing, clean]) {
+      expect(toUnicode(pdf)).not.toMatch(/738b/i);
+      expect(toUnicode(pdf)).toMatch(/^<0000> <[0-9a-f]{4}> \[<fffd> /m);
+    }
+    expect(await extractPdfText(missing)).toContain('Wang \ufffd');
   });
 
   it('omits the period when no dates are given and still shows the price', async () => {
