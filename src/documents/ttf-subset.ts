@@ -151,15 +151,13 @@ export class TrueTypeSubsetter {
     if (data.length === 0) {
       bytes = Buffer.alloc(0);
     } else if (data.readInt16BE(0) >= 0) {
-      // A simple glyph: header, contour ends, instructions (dropped), then flags and coordinates.
+      // A simple glyph: header, contour ends, instructions (dropped), then flags and coordinates,
+      // up to their last byte (the file's own padding after them is not carried over).
       const contours = data.readInt16BE(0);
       const lengthAt = 10 + 2 * contours;
-      const instructions = data.readUInt16BE(lengthAt);
-      bytes = Buffer.concat([
-        data.subarray(0, lengthAt),
-        Buffer.alloc(2),
-        data.subarray(lengthAt + 2 + instructions),
-      ]);
+      const flagsAt = lengthAt + 2 + data.readUInt16BE(lengthAt);
+      const end = simpleGlyphEnd(data, contours, flagsAt);
+      bytes = Buffer.concat([data.subarray(0, lengthAt), Buffer.alloc(2), data.subarray(flagsAt, end)]);
     } else {
       // A compound glyph: its components, each with its flags, glyph id, offsets and transform; the
       // glyph's instructions (after the last component) are dropped and the flag announcing them cleared.
@@ -189,6 +187,31 @@ export class TrueTypeSubsetter {
     this.stripped.set(gid, glyph);
     return glyph;
   }
+}
+
+/** Simple glyph flags (OpenType 'glyf'): the size of each point's x and y, and a repeat count. */
+const X_SHORT = 0x02;
+const Y_SHORT = 0x04;
+const REPEAT = 0x08;
+const X_SAME_OR_POSITIVE = 0x10;
+const Y_SAME_OR_POSITIVE = 0x20;
+
+/** Where a simple glyph's coordinates end: its flags read point by point from `flagsAt`. */
+function simpleGlyphEnd(data: Buffer, contours: number, flagsAt: number): number {
+  const points = contours === 0 ? 0 : data.readUInt16BE(10 + 2 * (contours - 1)) + 1;
+  let at = flagsAt;
+  let coordinates = 0;
+  for (let point = 0; point < points;) {
+    const flag = data.readUInt8(at++);
+    const times = flag & REPEAT ? data.readUInt8(at++) + 1 : 1;
+    const x = flag & X_SHORT ? 1 : flag & X_SAME_OR_POSITIVE ? 0 : 2;
+    const y = flag & Y_SHORT ? 1 : flag & Y_SAME_OR_POSITIVE ? 0 : 2;
+    coordinates += times * (x + y);
+    point += times;
+  }
+  const end = at + coordinates;
+  if (end > data.length) throw new Error('a glyph whose points run past its data');
+  return end;
 }
 
 /** A font file of `tables` (sorted by tag), with the checksums OpenType asks for. */
