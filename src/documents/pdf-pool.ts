@@ -12,7 +12,7 @@ export interface PolicyRenderer {
 
 /**
  * Policy PDFs rendered on worker threads (piscina), so that a backlog of issuance does not hold
- * the event loop (and every HTTP request behind it) for ~1 ms a policy (2–3 ms with pdfkit). The threads start on the
+ * the event loop (and every HTTP request behind it) for 1.6–1.9 ms a policy (2.6–2.9 ms with pdfkit; npm run bench:pdf). The threads start on the
  * first render, not with the service (the command line and most tests render none). `threads` 0
  * renders on the calling thread.
  */
