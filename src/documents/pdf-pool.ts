@@ -12,14 +12,15 @@ export interface PolicyRenderer {
 
 /**
  * Policy PDFs rendered on worker threads (piscina), so that a backlog of issuance does not hold
- * the event loop (and every HTTP request behind it) for 1.6–1.9 ms a policy (2.6–2.9 ms with pdfkit; npm run bench:pdf). The threads start on the
- * first render, not with the service (the command line and most tests render none). `threads` 0
- * renders on the calling thread.
+ * the event loop (and every HTTP request behind it) for 1.6–1.9 ms a policy (2.6–2.9 ms with
+ * pdfkit; npm run bench:pdf). The threads start on the first render, not with the service (the
+ * command line and most tests render none). `threads` 0 renders on the calling thread.
  */
 export function policyRenderer(threads: number): PolicyRenderer {
-  // The PDF writer and fontkit (with its fonts' parsers and decompressors) are loaded by the thread that
-  // renders, not by every process that might: the event loop of a service with PDF threads, the
-  // command line and most tests never render, and the modules' sources cost each one megabytes of heap.
+  // The PDF writer and fontkit (with its fonts' parsers and decompressors) are loaded by the thread
+  // that renders, not by every process that might: the event loop of a service with PDF threads,
+  // the command line and most tests never render, and the modules' sources cost each one megabytes
+  // of heap.
   if (threads === 0) {
     return {
       render: async (d) => (await import('./policy-pdf.ts')).renderPolicyPdf(d),
@@ -44,8 +45,8 @@ export function policyRenderer(threads: number): PolicyRenderer {
         concurrentTasksPerWorker: TASKS_PER_THREAD,
         // A policy was ~20 MB of short-lived objects (fontkit's tables, pdfkit's streams) before its
         // words' layouts and glyphs were kept, about 1 MB with pdfkit, about 0.4 MB with our own
-        // writer (pdf-writer.ts). The thread keeps ~25 MB (the parsed faces, the layout
-        // memo). A young generation capped at 48 MB costs no measurable CPU (12 MB cost a third
+        // writer (pdf-writer.ts). The thread keeps ~25 MB (the parsed faces, the layout memo). A
+        // young generation capped at 48 MB costs no measurable CPU (12 MB cost a third
         // more: objects promoted before they died); the old generation's cap keeps V8 from growing
         // the thread's heap far past that.
         resourceLimits: { maxYoungGenerationSizeMb: 48, maxOldGenerationSizeMb: 96 },
