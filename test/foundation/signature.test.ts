@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   forgetSecrets,
   hasCachedPads,
+  HexSignature,
   hmacSha512,
   parseSignatureHeader,
   sign,
@@ -54,17 +55,30 @@ describe('HMAC-SHA512 over cached pads', () => {
     expect(verify(['new'], body, sig.subarray(1))).toBe(false);
   });
 
-  it('verifies the hex of a header, decoded into one reused buffer, and refuses any other length', () => {
+  it('verifies the hex of a header, decoded into one reused buffer, and refuses any other form', () => {
     const body = Buffer.from('{"id":"A1"}');
     const hex = sign('new', body);
-    expect(parseSignatureHeader(`demo:${hex}`)).toEqual({ partnerId: 'demo', signature: hex });
-    expect(parseSignatureHeader(`demo:${hex.slice(2)}`)).toBeNull();
-    expect(verifyHex(['old', 'new'], body, hex)).toBe(true);
-    // A shorter signature must not be completed by the bytes the buffer held from the last one.
-    expect(verifyHex(['new'], body, hex.slice(0, 126))).toBe(false);
-    expect(verifyHex(['new'], body, `${hex}00`)).toBe(false);
-    expect(verifyHex(['new'], body, hex.toUpperCase())).toBe(false);
-    expect(verifyHex(['new'], Buffer.from('{"id":"A2"}'), hex)).toBe(false);
-    expect(verifyHex(['new'], body, hex)).toBe(true);
+    const parsed = parseSignatureHeader(`demo:${hex}`);
+    expect(parsed?.partnerId).toBe('demo');
+    expect(parsed?.signature.hex).toBe(hex);
+    // A shorter or longer signature, or one in capitals, is not a signature at all: it never
+    // reaches the buffer, so the bytes it held from the last one cannot complete it.
+    for (const bad of [
+      hex.slice(2),
+      hex.slice(0, 126),
+      `${hex}00`,
+      hex.toUpperCase(),
+      `${hex.slice(0, 127)}g`,
+    ]) {
+      expect(parseSignatureHeader(`demo:${bad}`)).toBeNull();
+      expect(HexSignature.checked(bad)).toBeNull();
+    }
+    expect(parseSignatureHeader(`:${hex}`)).toBeNull();
+    const signature = HexSignature.checked(hex)!;
+    expect(verifyHex(['old', 'new'], body, signature)).toBe(true);
+    expect(verifyHex(['old'], body, signature)).toBe(false);
+    expect(verifyHex(['new'], Buffer.from('{"id":"A2"}'), signature)).toBe(false);
+    expect(verifyHex(['new'], body, HexSignature.checked(sign('new', '{"id":"A2"}'))!)).toBe(false);
+    expect(verifyHex(['new'], body, signature)).toBe(true);
   });
 });
