@@ -19,63 +19,42 @@
 type Schema = Record<string, unknown>;
 
 /**
- * Output under construction: parts that are bytes, and runs of ASCII text between them, copied
- * once into one buffer at the end. Text that may hold other characters is always passed as bytes.
+ * Output under construction: one string of bytes, each character one byte of the UTF-8 answer
+ * (a "binary" string: ASCII as it is, any other text as its UTF-8 bytes, one character each),
+ * turned into a buffer by one latin1 copy at the end. Pieces are joined as V8 joins strings (a rope,
+ * flattened once by that copy): a list of parts copied one by one, a native call each, cost an RCA
+ * quote's answer more than the writing of it.
  */
 class Out {
   /** Whether the object being written has no property yet (objects save and restore it around theirs). */
   first = true;
-  private parts: (string | Uint8Array)[] = [];
-  private run = '';
-  private size = 0;
+  private text = '';
 
-  ascii(text: string): void {
-    this.run += text;
-  }
-
-  bytes(b: Uint8Array): void {
-    if (this.run) this.flush();
-    this.parts.push(b);
-    this.size += b.length;
+  /** Bytes as a binary string: ASCII text, or what {@link encoded} made of other text. */
+  put(bytes: string): void {
+    this.text += bytes;
   }
 
   /** JSON text that may not be ASCII. */
   json(text: string): void {
-    this.put(encoded(text));
+    this.text += encoded(text);
   }
 
-  put(part: string | Uint8Array): void {
-    if (typeof part === 'string') this.ascii(part);
-    else this.bytes(part);
-  }
-
-  private flush(): void {
-    this.parts.push(this.run);
-    this.size += this.run.length;
-    this.run = '';
+  /** The bytes written so far, as a binary string (for a memo). */
+  done(): string {
+    return this.text;
   }
 
   finish(): Buffer {
-    if (this.run) this.flush();
-    const buf = Buffer.allocUnsafe(this.size);
-    let at = 0;
-    for (const p of this.parts) {
-      if (typeof p === 'string') {
-        at += buf.write(p, at, 'latin1');
-      } else {
-        buf.set(p, at);
-        at += p.length;
-      }
-    }
-    return buf;
+    return Buffer.from(this.text, 'latin1');
   }
 }
 
 // Any character above U+007F makes the text not ASCII.
 const ASCII = /^[^\u0080-\uffff]*$/;
 
-/** JSON text as Out takes it: ASCII as it is, anything else as UTF-8 bytes. */
-const encoded = (text: string): string | Uint8Array => (ASCII.test(text) ? text : Buffer.from(text));
+/** JSON text as Out takes it: ASCII as it is, anything else as its UTF-8 bytes in a binary string. */
+const encoded = (text: string): string => (ASCII.test(text) ? text : Buffer.from(text).toString('latin1'));
 
 type Write = (value: unknown, out: Out) => void;
 
@@ -119,12 +98,12 @@ export function compileJsonWriter(schema: Schema, shared: Schema[] = []): JsonWr
       );
       return memoised((v, out) => {
         if (!Array.isArray(v)) throw new TypeError(`json-writer: ${at} is not an array`);
-        out.ascii('[');
+        out.put('[');
         for (let i = 0; i < v.length; i++) {
-          if (i > 0) out.ascii(',');
+          if (i > 0) out.put(',');
           item(v[i], out);
         }
-        out.ascii(']');
+        out.put(']');
       });
     }
     return primitive(type as string, at);
@@ -154,7 +133,7 @@ export function compileJsonWriter(schema: Schema, shared: Schema[] = []): JsonWr
             if (named.has(key) || value === undefined || typeof value === 'function') continue;
             const match = patterns.find((p) => p.re.test(key));
             if (!match) continue;
-            out.ascii(out.first ? '' : ',');
+            out.put(out.first ? '' : ',');
             out.json(`${JSON.stringify(key)}:`);
             out.first = false;
             match.write(value, out);
@@ -179,15 +158,13 @@ export function compileJsonWriter(schema: Schema, shared: Schema[] = []): JsonWr
  * properties of every product, most of them absent).
  */
 function objectWriter(
-  props: { key: string; label: string | Uint8Array; write: Write }[],
+  props: { key: string; label: string; write: Write }[],
   required: Set<string>,
   rest: Write | null,
   at: string,
 ): Write {
   const first = props.map((p) => p.label);
-  const next = props.map((p) =>
-    typeof p.label === 'string' ? `,${p.label}` : Buffer.concat([Buffer.from(','), p.label]),
-  );
+  const next = props.map((p) => `,${p.label}`);
   const body = props
     .map((p, i) => {
       const missing = required.has(p.key)
@@ -208,11 +185,11 @@ if (v !== undefined) { out.put(out.first ? F[${i}] : N[${i}]); out.first = false
   if (o === null || typeof o !== 'object') fail();
   const outer = out.first;
   let v;
-  out.ascii('{');
+  out.put('{');
   out.first = true;
 ${body}
   if (REST !== null) REST(o, out);
-  out.ascii('}');
+  out.put('}');
   out.first = outer;
 };`,
   ) as (...args: unknown[]) => Write;
@@ -246,17 +223,17 @@ function refuse(at: string, what: string): never {
 
 /** A deeply frozen value cannot change: its bytes at this position are kept (weakly, with it). */
 function memoised(write: Write): Write {
-  const memo = new WeakMap<object, Buffer>();
+  const memo = new WeakMap<object, string>();
   return (v, out) => {
     if (v === null || typeof v !== 'object' || !Object.isFrozen(v)) return write(v, out);
     let bytes = memo.get(v);
     if (!bytes) {
       const own = new Out();
       write(v, own);
-      bytes = own.finish();
+      bytes = own.done();
       if (deeplyFrozen(v)) memo.set(v, bytes);
     }
-    out.bytes(bytes);
+    out.put(bytes);
   };
 }
 
@@ -273,22 +250,22 @@ function primitive(type: string, at: string): Write {
       return (v, out) => {
         const n = Number(v);
         if (Number.isNaN(n)) throw new Error(`The value "${String(v)}" cannot be converted to a number.`);
-        out.ascii(Number.isFinite(n) ? `${n}` : 'null');
+        out.put(Number.isFinite(n) ? `${n}` : 'null');
       };
     case 'integer':
       return (v, out) => {
         if (Number.isInteger(v)) {
-          out.ascii(`${v as number}`);
+          out.put(`${v as number}`);
           return;
         }
         const n = Math.trunc(Number(v));
         if (!Number.isFinite(n))
           throw new Error(`The value "${String(v)}" cannot be converted to an integer.`);
-        out.ascii(`${n}`);
+        out.put(`${n}`);
       };
     case 'boolean':
       return (v, out) => {
-        out.ascii(v ? 'true' : 'false');
+        out.put(v ? 'true' : 'false');
       };
     default:
       return refuse(at, `type ${type}`);
@@ -302,9 +279,9 @@ function primitive(type: string, at: string): Write {
  */
 function stringWriter(at: string): Write {
   const KEEP = 256;
-  let kept: Map<string, string | Uint8Array> | null = new Map();
+  let kept: Map<string, string> | null = new Map();
   return (v, out) => {
-    if (typeof v !== 'string') return out.ascii(stringOf(v, at));
+    if (typeof v !== 'string') return out.put(stringOf(v, at));
     if (!kept) return out.json(JSON.stringify(v));
     let part = kept.get(v);
     if (part === undefined) {
