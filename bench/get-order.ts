@@ -1,15 +1,6 @@
 import pg from 'pg';
 import { runScript, type Running } from './processes.ts';
-import {
-  fmt,
-  quantile,
-  signedLoad,
-  warmUp,
-  type Context,
-  type Load,
-  type Measured,
-  type Scenario,
-} from './scenarios.ts';
+import { fmt, pooled, signedLoad, warmUp, type Context, type Load, type Scenario } from './scenarios.ts';
 
 /** How many orders the second window runs with (BENCH_ORDERS_LARGE, default 1 000 000); the first, 10 000. */
 export const ORDERS_SMALL = 10_000;
@@ -101,20 +92,6 @@ async function prepared(
     connections,
   );
 }
-
-/** Several windows' replies as one row: all 2xx over all their time, latencies pooled. */
-function pooled(loads: Load[]): Measured {
-  const duration = loads.reduce((n, l) => n + l.duration, 0);
-  return {
-    rate: loads.reduce((n, l) => n + l['2xx'], 0) / duration,
-    unit: 'req/s',
-    reqPerSec: loads.reduce((n, l) => n + l.requests.total, 0) / duration,
-    ...quantiles(loads.flatMap((l) => l.latencies).sort((a, b) => a - b)),
-    errors: loads.reduce((n, l) => n + l.errors + l.timeouts + l.non2xx, 0),
-  };
-}
-
-const quantiles = (sorted: number[]) => ({ p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99) });
 
 /** Random ids of the partner's orders, and the plan of get-order's query for one of them. */
 async function demoOrders(url: string, partner: string): Promise<string[]> {

@@ -477,8 +477,10 @@ const NOTES =
   `${CONNECTIONS} pg connections in this process paying drafts as fast as they go, BEGIN, draft → paid, its ` +
   `event, the issuance job, the wallet debit where it covers the price, the ledger entry, COMMIT, on ` +
   `tables shaped as the service's, over 50 wallets, or one for the hot-wallet row's context); bare ` +
-  `node:http answering a fixed JSON, in two windows of half the scenario's length just before and ` +
-  `after each get-offers row (± half their difference: how much the machine drifted meanwhile).\n\n` +
+  `node:http answering a fixed JSON, in four windows alternating with each get-offers row's four ` +
+  `(bare, service, service, bare, bare, service, service, bare; each a quarter of the scenario's ` +
+  `length), both sides pooled (± half the spread of the bare windows: how much the machine drifted ` +
+  `meanwhile).\n\n` +
   `p50/p99 of a pair run from sending create-order to the confirm's reply; of issuance, from the pay ` +
   `reply to the completed webhook's arrival. Rows marked WORKERS=false measure the request path; ` +
   `issuance runs in worker instances (here nothing issues those paid orders) and is measured by ` +

@@ -14,9 +14,9 @@ export interface Measured {
   p50Ms: number;
   p99Ms: number;
   errors: number;
-  /** The bare server's req/s in the windows just before and after this scenario's, when measured. */
+  /** The bare server's req/s in the windows alternating with this scenario's, when measured. */
   bareReqPerSec?: number;
-  /** How far those two bare windows lay apart, as a share of their mean: the machine's drift. */
+  /** How far the fastest and slowest of those bare windows lay apart, as a share of their pooled rate: the machine's drift. */
   bareDrift?: number;
   /** Appended to the scenario's name, for a scenario that measures more than one row. */
   label?: string;
@@ -269,34 +269,54 @@ export function timed(r: Load): Measured {
   };
 }
 
+/** Several windows' replies as one row: all 2xx over all their time, latencies pooled. */
+export function pooled(loads: Load[]): Measured {
+  const duration = loads.reduce((n, l) => n + l.duration, 0);
+  const latencies = loads.flatMap((l) => l.latencies).sort((a, b) => a - b);
+  return {
+    rate: loads.reduce((n, l) => n + l['2xx'], 0) / duration,
+    unit: 'req/s',
+    reqPerSec: loads.reduce((n, l) => n + l.requests.total, 0) / duration,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    errors: loads.reduce((n, l) => n + l.errors + l.timeouts + l.non2xx, 0),
+  };
+}
+
+/** Windows of the service and of the bare server, taken in turn, each 1/ROUNDS of BENCH_SECONDS (at least 2 s). */
+const OFFERS_ROUNDS = 4;
+
 /**
  * One signed request, the same bytes every time: autocannon at full speed. Given the bare server,
- * the measured window is bracketed by two bare windows of half its length, and the scenario's share
- * is taken against their mean: on a shared machine whose speed drifts by a third within minutes, a
- * bare server measured minutes earlier is no baseline.
+ * the service's windows alternate with the bare server's, four of each (bare, service, service,
+ * bare, bare, service…: each goes first as often as second), and each side pools its windows: both
+ * sample the same minutes of a shared machine whose speed drifts by a third within minutes. Taken
+ * as one service window between two bare ones of half its length, the same code's share came out
+ * anywhere between 41 and 63 %, the two bare windows of one row up to 14 % apart.
  */
 export function offers(name: string, body: Body, target?: { share: number; p99Ms: number }): Scenario {
   return {
     name,
     async run(service, { seconds, connections, bare }) {
       const load = signedLoad(service, '/v1/get-offers', body, connections);
-      const baseline = bare && signedLoad(bare, '/v1/get-offers', {}, connections);
-      const bareRate = async () => {
-        const r = await baseline!(Math.max(1, Math.round(seconds / 2)));
-        return r.requests.total / r.duration;
-      };
       await warmUp(load);
-      const before = baseline && (await bareRate());
-      const r = await load(seconds);
-      const after = baseline && (await bareRate());
+      if (!bare) return timed(await load(seconds));
+      const baseline = signedLoad(bare, '/v1/get-offers', {}, connections);
+      const windows: { service: Load[]; bare: Load[] } = { service: [], bare: [] };
+      const each = Math.max(2, Math.round(seconds / OFFERS_ROUNDS));
+      for (let round = 0; round < OFFERS_ROUNDS; round++) {
+        for (const side of round % 2 === 0
+          ? (['bare', 'service'] as const)
+          : (['service', 'bare'] as const)) {
+          windows[side].push(await (side === 'bare' ? baseline : load)(each));
+        }
+      }
+      const bareRates = windows.bare.map((r) => r.requests.total / r.duration);
+      const bareReqPerSec = pooled(windows.bare).reqPerSec;
       return {
-        ...timed(r),
-        ...(before && after
-          ? {
-              bareReqPerSec: (before + after) / 2,
-              bareDrift: Math.abs(before - after) / ((before + after) / 2),
-            }
-          : {}),
+        ...pooled(windows.service),
+        bareReqPerSec,
+        bareDrift: (Math.max(...bareRates) - Math.min(...bareRates)) / bareReqPerSec,
       };
     },
     judge(m) {
