@@ -12,8 +12,11 @@ interface Counter {
   shared: number;
 }
 
-/** The callback of @fastify/rate-limit's store: the count in the window and the ms until it ends. */
-type Reply = (err: Error | null, res: { current: number; ttl: number }) => void;
+/** A key's count in the current window, every instance, and the ms until the window ends. */
+export interface WindowCount {
+  current: number;
+  ttl: number;
+}
 
 /**
  * Request counts per key in fixed windows, shared by every instance on one database.
@@ -25,7 +28,7 @@ type Reply = (err: Error | null, res: { current: number; ttl: number }) => void;
  * within `flushMs`, and a partner spread over N instances can overshoot its limit by at most what
  * N-1 instances take in that time.
  *
- * Shaped as an @fastify/rate-limit store (`incr`, `read`, `child`).
+ * Counting answers at once, from memory: a limit is judged without a promise.
  */
 export class SharedWindowCounter {
   private readonly counters = new Map<string, Counter>();
@@ -43,17 +46,17 @@ export class SharedWindowCounter {
   }
 
   /** Counts one request for `key`; answers the count in the current window, all instances. */
-  incr(key: string, cb: Reply, timeWindow: number) {
-    cb(null, this.count(key, timeWindow, 1));
+  incr(key: string, timeWindow: number): WindowCount {
+    return this.count(key, timeWindow, 1);
   }
 
   /** The count without counting (failed signatures are judged before they are counted). */
-  read(key: string, cb: Reply, timeWindow: number) {
-    cb(null, this.count(key, timeWindow, 0));
+  read(key: string, timeWindow: number): WindowCount {
+    return this.count(key, timeWindow, 0);
   }
 
   /** The count of `key` in the current window, all instances, after adding `add` requests to it. */
-  private count(key: string, timeWindow: number, add: 0 | 1) {
+  private count(key: string, timeWindow: number, add: 0 | 1): WindowCount {
     const now = this.now();
     const window = now - (now % timeWindow);
     const ttl = window + timeWindow - now;
@@ -68,10 +71,6 @@ export class SharedWindowCounter {
       this.schedule();
     }
     return { current: c.shared + c.sending + c.pending, ttl };
-  }
-
-  child(): this {
-    return this;
   }
 
   private schedule(): void {

@@ -48,12 +48,8 @@ export function installPartnerAuth(
   const key = (request: FastifyRequest) => `auth-failures:${request.ip}`;
   /** Answers 429 and true when the address is over its failures. */
   const throttled = (request: FastifyRequest, reply: FastifyReply): boolean => {
-    let over = 0;
-    limits.counter.read(
-      key(request),
-      (_err, res) => (over = res.current >= limits.failuresPerMinute ? Math.ceil(res.ttl / 1000) : 0),
-      MINUTE,
-    );
+    const { current, ttl } = limits.counter.read(key(request), MINUTE);
+    const over = current >= limits.failuresPerMinute ? Math.ceil(ttl / 1000) : 0;
     if (over === 0) return false;
     reply.header('retry-after', over);
     sendError(
@@ -63,7 +59,7 @@ export function installPartnerAuth(
     return true;
   };
   const refuse = (request: FastifyRequest, reply: FastifyReply, body: typeof FORBIDDEN) => {
-    limits.counter.incr(key(request), () => {}, MINUTE);
+    limits.counter.incr(key(request), MINUTE);
     return sendError(reply, body);
   };
 

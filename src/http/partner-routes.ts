@@ -1,4 +1,3 @@
-import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import { confirmOrder } from '../app/confirm-order.ts';
 import { createOrder } from '../app/create-order.ts';
 import { getOrder } from '../app/get-order.ts';
@@ -7,6 +6,7 @@ import { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import type { Services } from '../app/services.ts';
 import { installIdempotency } from './idempotency.ts';
 import { installPartnerAuth } from './partner-auth.ts';
+import { installPartnerRateLimit } from './partner-rate-limit.ts';
 import { PRODUCT_MODULES } from '../products/registry.ts';
 import { compileJsonWriter } from './json-writer.ts';
 import { partnerDoc as doc, quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
@@ -21,36 +21,8 @@ export async function partnerRoutes(app: App, svc: Services): Promise<void> {
   app.addHook('onClose', () => counter.close());
   installPartnerAuth(app, svc.partners, { counter, failuresPerMinute: svc.config.authFailuresPerMinute });
   installIdempotency(app, svc);
-  // Per partner, after authentication (the scope's preValidation hook runs before a route's).
-  await app.register(rateLimit, {
-    hook: 'preValidation',
-    timeWindow: 60_000,
-    // The plugin constructs its store; this one hands it the counter the signature check shares.
-    store: class implements FastifyRateLimitStore {
-      incr(...args: Parameters<FastifyRateLimitStore['incr']>) {
-        counter.incr(args[0], args[1], args[2]);
-      }
-      child() {
-        return this;
-      }
-    },
-    keyGenerator: (req) => `partner:${req.partner.id}`,
-    max: (req) => req.partner.rate_limit_per_minute ?? svc.config.rateLimitPerMinute,
-    // Only a refusal carries the limit's headers (and Retry-After): setting three headers on every
-    // answer cost get-offers throughput for nothing a partner asked for.
-    addHeadersOnExceeding: {
-      'x-ratelimit-limit': false,
-      'x-ratelimit-remaining': false,
-      'x-ratelimit-reset': false,
-    },
-    errorResponseBuilder: (_req, ctx) =>
-      Object.assign(
-        new Error(
-          `Rate limit exceeded: ${ctx.max} requests a minute; retry after ${Math.ceil(ctx.ttl / 1000)} s`,
-        ),
-        { statusCode: 429 },
-      ),
-  });
+  // Per partner, after authentication (hooks of a scope run in the order they were added).
+  installPartnerRateLimit(app, counter, svc.config.rateLimitPerMinute);
   /**
    * get-offers answers bytes, written by a serialiser compiled from each product's response schema
    * at start-up (json-writer.ts: catalogue text that does not change is encoded once).

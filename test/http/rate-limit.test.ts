@@ -85,7 +85,11 @@ describe('the per-partner rate limit', () => {
       }
       throw new Error(`the shared count never reached ${n}`);
     };
-    for (let i = 0; i < 3; i++) expect((await call(a, p)).statusCode).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      const served = await call(a, p);
+      expect(served.statusCode).toBe(200);
+      expect(served.headers['x-ratelimit-limit']).toBeUndefined();
+    }
     await shared(3);
     expect((await call(b, p)).statusCode).toBe(200);
     await shared(4);
@@ -95,6 +99,10 @@ describe('the per-partner rate limit', () => {
     const retryAfter = Number(refused.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
+    // The limit's headers come with the refusal only (an answer within the limit carries none).
+    expect(refused.headers['x-ratelimit-limit']).toBe('6');
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+    expect(refused.headers['x-ratelimit-reset']).toBe(String(retryAfter));
     expect(refused.json()).toEqual({
       statusCode: 429,
       error: expect.stringMatching(/^Rate limit exceeded: 6 requests a minute; retry after \d+ s$/),
@@ -144,11 +152,7 @@ describe('the shared counter', () => {
     const clock = () => now;
     const one = new SharedWindowCounter(a.svc.db, { now: clock, flushMs: 1_000_000 });
     const two = new SharedWindowCounter(a.svc.db, { now: clock, flushMs: 1_000_000 });
-    const count = (c: SharedWindowCounter) => {
-      let current = -1;
-      c.incr('k', (_e, r) => (current = r.current), 60_000);
-      return current;
-    };
+    const count = (c: SharedWindowCounter) => c.incr('k', 60_000).current;
     expect([count(one), count(one), count(two)]).toEqual([1, 2, 1]);
     await one.flush();
     await two.flush();
