@@ -331,7 +331,7 @@ export function offers(name: string, body: Body, target?: { share: number; p99Ms
         target: target ? `≥ ${100 * target.share} %, p99 ≤ ${target.p99Ms} ms` : '— (issue 13: rca)',
         met:
           target && base !== undefined
-            ? m.reqPerSec / base >= target.share && m.p99Ms <= target.p99Ms
+            ? m.reqPerSec / base >= target.share && m.p99Ms <= target.p99Ms && m.errors === 0
             : undefined,
       };
     },

@@ -103,7 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKeyPrevious,
     sandbox,
     sandboxAsyncIssueMs: int('SANDBOX_ASYNC_ISSUE_MS', 20_000, 0, 3_600_000),
-    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 1_000_000),
+    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 1_000_000_000),
     authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     workers: bool('WORKERS', true),
