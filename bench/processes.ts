@@ -91,12 +91,17 @@ export function startScript(): { env: Record<string, string>; nodeArgs: string[]
  * to them or override them (BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the
  * service, the profile written on the graceful stop; "--max-semi-space-size=64" undoes the cap).
  */
-export async function startPolita(env: Record<string, string>, nodeArgs: string[] = []): Promise<Running> {
+export async function startPolita(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  /** Another checkout of the service to run (bench/ab.ts), with this one's start script. */
+  root = ROOT,
+): Promise<Running> {
   const port = await freePort();
   const childEnv = inheritedEnv();
   const start = startScript();
   const child = spawn(process.execPath, [...start.nodeArgs, ...nodeArgs, 'src/main.ts'], {
-    cwd: ROOT,
+    cwd: root,
     // The rate limiter runs and counts as in production; the limit is above what the load sends
     // (a million a minute was not: three get-offers rows on one service sent more on a fast day,
     // and the last row's answers turned to 429s).

@@ -1,0 +1,125 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { scratchDatabase } from './anchors.ts';
+import { startPolita, threadCpu, type Running } from './processes.ts';
+import { signedLoad, warmUp, type Body } from './scenarios.ts';
+
+/**
+ * `npm run bench:ab -- <git ref>`: this checkout against the commit `ref` names, on one request
+ * at 50 connections (default get-offers rca; AB_PATH and AB_BODY for another signed POST). Both
+ * services run at once, each on a scratch database of the server at BENCH_PG, and are loaded in
+ * turn: AB_ROUNDS (default 8) rounds of AB_SECONDS (default 3) each, old then new, then new then
+ * old. Prints each side's median req/s and median CPU of its main thread a request (schedstat),
+ * and the median of the rounds' new ÷ old.
+ *
+ * Why: whole runs of the same code moved by ±5 % within minutes on this shared machine, more than
+ * a change worth making; taken in turn in the same minutes, a round's ratio moves by a few per cent
+ * and the median settles. The ref is checked out in a temporary git worktree, with this checkout's
+ * node_modules when the lockfile is the same and `npm ci` otherwise, and removed at the end.
+ */
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const ref = process.argv[2];
+if (!ref) {
+  console.error('usage: npm run bench:ab -- <git ref>   (e.g. HEAD~1)');
+  process.exit(2);
+}
+const PG_SERVER = process.env.BENCH_PG || 'postgres://postgres@127.0.0.1:5432/postgres';
+const ROUNDS = Number(process.env.AB_ROUNDS || 8);
+const SECONDS = Number(process.env.AB_SECONDS || 3);
+const PATH = process.env.AB_PATH || '/v1/get-offers';
+const BODY = JSON.parse(
+  process.env.AB_BODY || '{"product":"rca","vehicle":"100000001","duration":365,"idnx":"2003000000016"}',
+) as Body;
+
+const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+const commit = git('rev-parse', '--verify', `${ref}^{commit}`);
+const dir = mkdtempSync(join(tmpdir(), 'polita-ab-'));
+git('worktree', 'add', '--detach', dir, commit);
+try {
+  let sameLock = true;
+  try {
+    execFileSync('git', ['diff', '--quiet', commit, '--', 'package-lock.json'], {
+      cwd: ROOT,
+      stdio: 'ignore',
+    });
+  } catch {
+    sameLock = false;
+  }
+  if (sameLock) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  else execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
+  await scratchDatabase(PG_SERVER, 'polita_ab_old', (oldUrl) =>
+    scratchDatabase(PG_SERVER, 'polita_ab_new', async (newUrl) => {
+      const sides: Record<'old' | 'new', Running> = {
+        old: await startOld(oldUrl, dir),
+        new: await startPolita({ DATABASE_URL: newUrl }),
+      };
+      try {
+        await compare(sides);
+      } finally {
+        await Promise.all([sides.old.stop(), sides.new.stop()]);
+      }
+    }),
+  );
+} finally {
+  git('worktree', 'remove', '--force', dir);
+}
+
+/**
+ * The old service, as the benchmark runs its services (the limit a billion a minute). Commits before
+ * e00c027 refuse more than a million a minute: they get a million, and a round that reaches it
+ * (429s) stops the comparison, saying so.
+ */
+async function startOld(url: string, root: string): Promise<Running> {
+  try {
+    return await startPolita({ DATABASE_URL: url }, [], root);
+  } catch (err) {
+    if (!/RATE_LIMIT_PER_MINUTE must be/.test(String(err))) throw err;
+    console.log('old: RATE_LIMIT_PER_MINUTE capped at 1 000 000 by that commit');
+    return startPolita({ DATABASE_URL: url, RATE_LIMIT_PER_MINUTE: '1000000' }, [], root);
+  }
+}
+
+async function compare(sides: Record<'old' | 'new', Running>): Promise<void> {
+  const loads = {
+    old: signedLoad(sides.old, PATH, BODY, 50),
+    new: signedLoad(sides.new, PATH, BODY, 50),
+  };
+  await warmUp(loads.old);
+  await warmUp(loads.new);
+  const seen = {
+    old: { rate: [] as number[], us: [] as number[] },
+    new: { rate: [] as number[], us: [] as number[] },
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of round % 2 === 0 ? (['old', 'new'] as const) : (['new', 'old'] as const)) {
+      const main = () => threadCpu(sides[side].pid).get('MainThread') ?? 0;
+      const before = main();
+      const r = await loads[side](SECONDS);
+      const ms = main() - before;
+      if (r.non2xx + r.errors > 0)
+        throw new Error(
+          `${side}: ${r.non2xx} non-2xx answers (429s: its rate limit; fewer AB_ROUNDS or AB_SECONDS), ${r.errors} errors`,
+        );
+      seen[side].rate.push(r.requests.total / r.duration);
+      seen[side].us.push((ms * 1000) / r.requests.total);
+    }
+  }
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  for (const side of ['old', 'new'] as const) {
+    console.log(
+      `${side === 'old' ? `old (${commit.slice(0, 7)})` : 'new (this checkout)'}: ` +
+        `${Math.round(median(seen[side].rate))} req/s, main thread ${median(seen[side].us).toFixed(1)} µs a request ` +
+        `(rounds: ${seen[side].us.map((u) => u.toFixed(1)).join(' ')})`,
+    );
+  }
+  const ratios = seen.new.rate.map((r, i) => r / seen.old.rate[i]!);
+  console.log(
+    `new ÷ old by round: ${ratios.map((r) => r.toFixed(3)).join(' ')}; median ${median(ratios).toFixed(3)}`,
+  );
+}
