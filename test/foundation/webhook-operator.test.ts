@@ -267,6 +267,9 @@ describe('operator API', () => {
         p,
       );
       ids.push(r.body.id);
+      // Orders created in the same millisecond list by id (the listing's tie-break), not by the
+      // order they were made in: on a fast machine two creations fall in one millisecond.
+      await new Promise((resolve) => setTimeout(resolve, 2));
     }
     const seen: string[] = [];
     let cursor: string | null = null;
