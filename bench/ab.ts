@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scratchDatabase } from './anchors.ts';
 import { startPolita, threadCpu, type Running } from './processes.ts';
-import { signedLoad, warmUp, type Body } from './scenarios.ts';
+import { quantile, signedLoad, warmUp, type Body } from './scenarios.ts';
 
 /**
  * `npm run bench:ab -- <git ref>`: this checkout against the commit `ref` names, on one request
@@ -107,10 +107,7 @@ async function compare(sides: Record<'old' | 'new', Running>): Promise<void> {
       seen[side].us.push((ms * 1000) / r.requests.total);
     }
   }
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
+  const median = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.5);
   for (const side of ['old', 'new'] as const) {
     console.log(
       `${side === 'old' ? `old (${commit.slice(0, 7)})` : 'new (this checkout)'}: ` +

@@ -119,6 +119,12 @@ export class PdfFace {
  * with, as pdfkit's did, and a word fits when it does with its trailing space.
  */
 export function wrapText(face: PdfFace, size: number, text: string, width: number): string[] {
+  if (!(width > 0)) throw new RangeError(`wrapText: the width must be above 0, got ${width}`);
+  // Composed (NFC): a letter with a mark of its own (ș written as s + U+0326) becomes the face's own
+  // glyph for it. Left decomposed, shaping swaps glyphs (i + U+0302 takes the dotless ı), and what a
+  // reader copies comes from the glyph's first use in the process (fontkit's glyph cache), so it
+  // depended on which policies the thread had rendered before.
+  text = text.normalize('NFC');
   const lines: string[] = [];
   let buffer = '';
   let spaceLeft = width;
@@ -163,6 +169,8 @@ export function wrapText(face: PdfFace, size: number, text: string, width: numbe
   return lines.map((line) => line.replace(/[\n\v\f\r\u0085\u2028\u2029]/g, ''));
 }
 
+const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+
 /** pdfkit's eachWord: the text's words at their break opportunities, a word too wide for a line in pieces. */
 function eachWord(
   face: PdfFace,
@@ -202,6 +210,13 @@ function eachWord(
           }
         }
         if (l === 0 && spaceLeft() === lineWidth) l = 1;
+        // Never between the two halves of a surrogate pair (a character beyond U+FFFF): each half
+        // would show as a box and copy as U+FFFD. Back off one unit, or take the whole pair when it
+        // is all the line holds, as a first character wider than the line is taken.
+        if (l > 0 && l < word.length && isHighSurrogate(word.charCodeAt(l - 1))) {
+          l = l > 1 ? l - 1 : l + 1;
+          w = face.widthOf(word.slice(0, l), size);
+        }
         fn(word.slice(0, l), w, bk.required || l < word.length, startsLine);
         startsLine = false;
         word = word.slice(l);
@@ -365,7 +380,7 @@ export class PdfDocument {
 
   /** One line of text whose line box has its top left corner at (x, y). */
   text(face: PdfFace, size: number, color: string, text: string, x: number, y: number): void {
-    const runs = face.layout(text);
+    const runs = face.layout(text.normalize('NFC')); // as wrapText composes it
     if (runs.length === 0) return;
     const font = this.use(face);
     this.setFill(color);

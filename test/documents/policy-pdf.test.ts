@@ -117,11 +117,15 @@ describe('renderPolicyPdf', () => {
   });
 
   it('shows letters written with combining marks (NFD) and reads them back', async () => {
-    const nfd = 'S\u0326tefan T\u0326urcanu'.normalize('NFD');
+    // Ș and Ț compose (NFC) to the face's own letters; q and x with a comma below have no composed
+    // form and keep their marks.
+    const nfd = 'S\u0326tefan T\u0326urcanu q\u0326x\u0326'.normalize('NFD');
     const pdf = await renderPolicyPdf({ ...policy, customer: { ...policy.customer, name: nfd } });
-    expect((await extractPdfText(pdf)).normalize('NFC')).toContain('Ștefan Țurcanu');
-    // Each comma below is placed by the font's mark positioning, from a text matrix of its own: the
-    // line of the name is a text object with more than its first Tm.
+    const text = await extractPdfText(pdf);
+    expect(text).toContain('Ștefan Țurcanu');
+    expect(text.normalize('NFC')).toContain('q\u0326x\u0326');
+    // Each remaining comma below is placed by the font's mark positioning, from a text matrix of its
+    // own: the line of the name is a text object with more than its first Tm.
     const content = [...pdf.toString('latin1').matchAll(/\/Length (\d+)[^>]*>>\nstream\n/g)]
       .map((s) => inflateSync(pdf.subarray(s.index + s[0].length, s.index + s[0].length + Number(s[1]))))
       .map((b) => b.toString('latin1'))
@@ -153,6 +157,29 @@ describe('renderPolicyPdf', () => {
         if (/ (m|re)\b/.test(op) && !op.startsWith('BT')) expect(['f', 'S']).toContain(ops[j + 1]);
       });
     }
+  });
+
+  it('writes the title into the document information, escaped as a PDF string', async () => {
+    const info = async (title: string) =>
+      /\/Title (\((?:\\.|[^\\)])*\)|<[0-9a-f]+>)/.exec(
+        (await renderPolicyPdf({ ...policy, title })).toString('latin1'),
+      )![1]!;
+    // ASCII as a literal string, its \ ( ) escaped; anything else as UTF-16BE hex with its BOM.
+    expect(await info('Policy (A) \\ B)')).toBe('(Policy \\(A\\) \\\\ B\\))');
+    const hex = await info('Poliță (RCA)');
+    expect(Buffer.from(hex.slice(1, -1), 'hex').swap16().toString('utf16le')).toBe('\ufeffPoliță (RCA)');
+  });
+
+  it('copies the same text whatever the thread rendered before (decomposed letters are composed)', async () => {
+    const nameOf = async (name: string) =>
+      squash(
+        await extractPdfText(await renderPolicyPdf({ ...policy, customer: { ...policy.customer, name } })),
+      );
+    // Left decomposed, i + U+0302 is shaped with the dotless ı: that glyph then copied as whichever
+    // text reached it first in the process, "Yıldız" as "Yildiz" or "în" as "ı̂n".
+    expect(await nameOf('i\u0302nmatriculare')).toContain('înmatriculare');
+    expect(await nameOf('Ayşe Yıldız')).toContain('Ayşe Yıldız');
+    expect(await nameOf('i\u0302nmatriculare')).toContain('înmatriculare');
   });
 
   it('shows a character the face lacks as the empty box, copied as U+FFFD, and no later policy inherits it', async () => {
@@ -239,5 +266,20 @@ describe('wrapText', () => {
     }
     expect(wrapText(face, 10, 'unu\ndoi', 500)).toEqual(['unu', 'doi']);
     expect(wrapText(face, 10, '', 500)).toEqual([]);
+    expect(() => wrapText(face, 10, 'unu', 0)).toThrow(RangeError);
+  });
+
+  it('never cuts a word between the halves of a surrogate pair', () => {
+    // Old Italic (U+10300…), which the face has: a word of astral characters without break points.
+    const word = Array.from({ length: 40 }, (_, i) => String.fromCodePoint(0x10300 + (i % 30))).join('');
+    for (const width of [8, 16.11, 23.5, 40, 77.7]) {
+      const lines = wrapText(face, 10, word, width);
+      expect(lines.join('')).toBe(word);
+      for (const line of lines) {
+        expect(/[\ud800-\udbff]$/.test(line), `a line ends on a high surrogate at width ${width}`).toBe(
+          false,
+        );
+      }
+    }
   });
 });
