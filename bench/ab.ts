@@ -107,7 +107,11 @@ async function compare(sides: Record<'old' | 'new', Running>): Promise<void> {
       seen[side].us.push((ms * 1000) / r.requests.total);
     }
   }
-  const median = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.5);
+  const median = (xs: number[]) =>
+    quantile(
+      [...xs].sort((a, b) => a - b),
+      0.5,
+    );
   for (const side of ['old', 'new'] as const) {
     console.log(
       `${side === 'old' ? `old (${commit.slice(0, 7)})` : 'new (this checkout)'}: ` +

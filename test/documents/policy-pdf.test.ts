@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { policyRenderer } from '../../src/documents/pdf-pool.ts';
 import { renderPolicyPdf, type PolicyDocument } from '../../src/documents/policy-pdf.ts';
 import { PdfFace, wrapText } from '../../src/documents/pdf-writer.ts';
-import { extractPdfText } from '../support/pdf-text.ts';
+import { extractPdfText, pdfStreams } from '../support/pdf-text.ts';
 
 const LONG_NOTE =
   'Acoperire extinsă pentru conducătorii auto numiți în contract; franșiză zero pentru daunele ' +
@@ -126,10 +126,7 @@ describe('renderPolicyPdf', () => {
     expect(text.normalize('NFC')).toContain('q\u0326x\u0326');
     // Each remaining comma below is placed by the font's mark positioning, from a text matrix of its
     // own: the line of the name is a text object with more than its first Tm.
-    const content = [...pdf.toString('latin1').matchAll(/\/Length (\d+)[^>]*>>\nstream\n/g)]
-      .map((s) => inflateSync(pdf.subarray(s.index + s[0].length, s.index + s[0].length + Number(s[1]))))
-      .map((b) => b.toString('latin1'))
-      .find((t) => t.includes(' Tf '))!;
+    const content = pdfStreams(pdf).find((t) => t.includes(' Tf '))!;
     const placed = content.split('ET').filter((block) => (block.match(/ Tm\n/g) ?? []).length >= 3);
     expect(placed).toHaveLength(1);
   });
@@ -186,9 +183,7 @@ describe('renderPolicyPdf', () => {
     const missing = await renderPolicyPdf({ ...policy, fields: [{ label: 'Nume', value: 'Wang 王' }] });
     const clean = await renderPolicyPdf(policy);
     const toUnicode = (pdf: Buffer) =>
-      [...pdf.toString('latin1').matchAll(/\/Length (\d+)[^>]*>>\nstream\n/g)]
-        .map((s) => inflateSync(pdf.subarray(s.index + s[0].length, s.index + s[0].length + Number(s[1]))))
-        .map((b) => b.toString('latin1'))
+      pdfStreams(pdf)
         .filter((t) => t.includes('begincmap'))
         .join('\n');
     for (const pdf of [missing, clean]) {

@@ -1,3 +1,4 @@
+import { inflateSync } from 'node:zlib';
 import { extractText, getDocumentProxy } from 'unpdf';
 
 /** All pages' text, one page per chunk, joined with newlines. */
@@ -10,4 +11,12 @@ export async function extractPdfText(pdf: Buffer | Uint8Array): Promise<string> 
   } finally {
     await proxy.destroy();
   }
+}
+
+/** Every stream of a PDF whose streams are all deflated (the policy writer's), inflated, as latin1 text. */
+export function pdfStreams(pdf: Buffer): string[] {
+  return [...pdf.toString('latin1').matchAll(/\/Length (\d+)[^>]*>>\nstream\n/g)].map((s) => {
+    const start = s.index + s[0].length;
+    return inflateSync(pdf.subarray(start, start + Number(s[1]))).toString('latin1');
+  });
 }
