@@ -6,7 +6,8 @@ import { isoLocal } from '../domain/time.ts';
 import { queueIssuance } from '../db/repos/issuance-outbox.ts';
 import { lockOrderWithItems, transition } from '../db/repos/orders.ts';
 import type { DB, OrderItemRow, OrderRow, PartnerRow, PaymentData } from '../db/schema.ts';
-import { productModule } from '../products/registry.ts';
+import { PRODUCT_MODULES } from '../products/registry.ts';
+import type { PayableWindow, ProductModule } from '../products/types.ts';
 import { orderView } from './order-view.ts';
 import { catalogueOf, productContext } from './product-context.ts';
 import type { Services } from './services.ts';
@@ -48,13 +49,25 @@ export function checkLocked(
   const { order, items } = locked;
   const status = effectiveStatus(order.status, order.expires_at.getTime(), now);
   if (status === 'draft' || status === 'expired') {
-    const ctx = productContext(svc, now, partner);
+    const windows = payableWindows(svc, partner, now);
+    const created = order.created_at.getTime();
     for (const item of items) {
-      const m = productModule(item.product);
-      m?.checkPayable?.(ctx, catalogueOf(svc, m), item, order.created_at.getTime());
+      const w = windows.get(item.product);
+      if (w && !(created >= w.from && created < w.until)) throw productRule(w.reason);
     }
   }
   return { order, items };
+}
+
+/** The products' payability windows now (the RO tariff switch), by product code: those that have one. */
+export function payableWindows(svc: Services, partner: PartnerRow, now: number): Map<string, PayableWindow> {
+  const ctx = productContext(svc, now, partner);
+  const windows = new Map<string, PayableWindow>();
+  for (const m of PRODUCT_MODULES as readonly ProductModule[]) {
+    const w = m.payableWindow?.(ctx, catalogueOf(svc, m));
+    if (w) windows.set(m.product, w);
+  }
+  return windows;
 }
 
 export async function confirmOrder(svc: Services, partner: PartnerRow, id: string, payment: PaymentInput) {

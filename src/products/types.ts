@@ -39,6 +39,14 @@ export interface PricedItem<Details = unknown> {
 }
 
 /** An order item as stored, its `details` as the product's `price` wrote them. */
+/** Orders created at or after `from` and before `until` (ms, ±Infinity for open ends) can be paid now. */
+export interface PayableWindow {
+  from: number;
+  until: number;
+  /** Why an order created outside it cannot (a product rule's text). */
+  reason: string;
+}
+
 export type StoredItem<Details = unknown> = Omit<OrderItemRow, 'details'> & { details: Details };
 
 /** What issuance produced for one product: its wire fields (all but `file`) and its policy document. */
@@ -90,8 +98,13 @@ export interface ProductModule<
   quote(ctx: ProductContext, cat: Cat, req: Static<Quote>): Promise<object>;
   /** The item was validated against `schemas.order` by the HTTP layer. */
   price(ctx: ProductContext, cat: Cat, item: Static<Order>): Promise<PricedItem<Details>>;
-  /** A rule that can refuse payment of an already priced item (the RO tariff switch). */
-  checkPayable?(ctx: ProductContext, cat: Cat, item: StoredItem<Details>, orderCreatedAt: number): void;
+  /**
+   * A rule that can refuse payment of an already priced item (the RO tariff switch): when the
+   * order was created outside the window this answers for now, paying it is refused with the
+   * window's reason. A window, not a test of the item, so the wallet payment can ask it of the
+   * order in SQL, in the statement that pays (src/db/repos/wallets.ts).
+   */
+  payableWindow?(ctx: ProductContext, cat: Cat): PayableWindow;
   /** What the provider is asked to cover for a paid item; issuance buys it, then calls `issue`. */
   cover(item: StoredItem<Details>): Cover;
   /** The issued product from the provider's receipt: its wire fields (without `product`) and its document. */

@@ -6,6 +6,7 @@ import {
   DEFAULT_INSTANTS,
   EMISSION_CLASSES,
   foreignVehicleProblem,
+  localWallInstant,
   NO_VIGNETTE,
   NO_VIN,
   regimeAt,
@@ -317,11 +318,12 @@ export const vignetteRo = defineProduct<RoCatalogue, Details>()('vignette:ro', {
     };
   },
 
-  checkPayable(ctx, cat, _item, orderCreatedAt) {
+  payableWindow(ctx, cat) {
     // The price and category were set under the tariff of creation time; they die with it.
-    if (regimeOf(cat, orderCreatedAt).newTariff !== regimeOf(cat, ctx.now).newTariff) {
-      throw productRule(TARIFF_CHANGED);
-    }
+    const change = localWallInstant((cat.regimes ?? DEFAULT_INSTANTS).new_tariff_from);
+    return ctx.now >= change
+      ? { from: change, until: Infinity, reason: TARIFF_CHANGED }
+      : { from: -Infinity, until: change, reason: TARIFF_CHANGED };
   },
 
   cover: ({ details: { vehicle: v } }) => ({

@@ -231,8 +231,8 @@ describe('a draft created before the switch', () => {
 });
 
 describe('a draft created before the switch, paid from the wallet after it', () => {
-  it('is refused with 400 and the bare reason; the order and the wallet stay as they were', async () => {
-    await at('2026-09-30T23:50:00+03:00');
+  /** A one-day category B draft for the registry's vehicle 100000005, at the sandbox clock's time. */
+  const categoryBDraft = async () => {
     const offer = pick(await quote({ vehicle: '100000005' }), 'B', 1);
     const created = await h.call('create-order', {
       customer: { phone: '+37369000002' },
@@ -246,7 +246,13 @@ describe('a draft created before the switch, paid from the wallet after it', () 
         },
       ],
     });
-    const id = created.body.id as string;
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    return created.body.id as string;
+  };
+
+  it('is refused with 400 and the bare reason; the order and the wallet stay as they were', async () => {
+    await at('2026-09-30T23:50:00+03:00');
+    const id = await categoryBDraft();
     const balance = (await h.call('get-balance', {})).body.wallets;
     await at('2026-10-01T00:05:00+03:00');
     const res = await h.call('pay-order-from-balance', { id });
@@ -256,6 +262,20 @@ describe('a draft created before the switch, paid from the wallet after it', () 
     expect(res.body.error).toBe(reason);
     expect((await h.call('get-balance', {})).body.wallets).toEqual(balance);
     expect((await findOrder(h.service.svc.db, id))!.status).toBe('draft');
+  });
+
+  it('is paid when created and paid on the same side of the switch, before it or after it', async () => {
+    for (const [created, paid] of [
+      ['2026-09-30T23:40:00+03:00', '2026-09-30T23:55:00+03:00'],
+      ['2026-10-01T00:05:00+03:00', '2026-10-01T00:20:00+03:00'],
+    ] as const) {
+      await at(created);
+      const id = await categoryBDraft();
+      await at(paid);
+      const res = await h.call('pay-order-from-balance', { id });
+      expect(res.status, `${created}: ${JSON.stringify(res.body)}`).toBe(200);
+      expect(res.body.status).toBe('paid');
+    }
   });
 });
 

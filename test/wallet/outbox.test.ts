@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchQueuedIssuance } from '../../src/app/issuance-queue.ts';
-import { payOrderFromWallet } from '../../src/db/repos/wallets.ts';
+import { SPENDING_KEY } from '../../src/app/admin/settings.ts';
+import { findOrder } from '../../src/db/repos/orders.ts';
+import { payOrderFromWallet, type WalletPaymentRules } from '../../src/db/repos/wallets.ts';
 import { startHarness, type Creds, type Harness } from '../support/harness.ts';
 import { credit, rcaDraft, rcaOffers, type RcaOffer } from './support.ts';
 
@@ -38,17 +40,23 @@ async function footprint(orderId: string, partnerId: string) {
   return rows[0]!;
 }
 
-const payNow = (partnerId: string, orderId: string, price: number, at = new Date()) =>
+const RULES: WalletPaymentRules = {
+  spendingKey: SPENDING_KEY,
+  eligible: ['rca'],
+  windows: new Map(),
+};
+
+const payNow = (
+  partnerId: string,
+  orderId: string,
+  at = new Date(),
+  rules: Partial<WalletPaymentRules> = {},
+) =>
   payOrderFromWallet(h.service.svc.db, {
     partnerId,
     orderId,
-    price,
-    payment: {
-      transaction_id: `wallet:${orderId}`,
-      paid_at: at.getTime(),
-      amount_bani: price,
-      currency: 'MDL',
-    },
+    rules: { ...RULES, ...rules },
+    payment: { transaction_id: `wallet:${orderId}`, paid_at: at.getTime(), currency: 'MDL' },
     reason: 'wallet payment',
     actor: `partner:${partnerId}`,
     at,
@@ -60,44 +68,82 @@ describe('the wallet payment statement', () => {
   it('moves the draft to paid, debits, books the entry its receipt names and queues the order, all at once', async () => {
     const p = await partnerWith(10_000);
     const d = await rcaDraft(h, offer, p);
-    const paid = await payNow(p.id, d.id, bani(d.price));
-    expect(paid).toEqual({ outcome: 'paid', wallet: 'online', entryId: expect.any(Number) });
+    const paid = await payNow(p.id, d.id);
+    expect(paid).toMatchObject({ outcome: 'paid', wallet: 'online', entryId: expect.any(Number) });
     const after = await footprint(d.id, p.id);
     expect(after).toMatchObject({ status: 'paid', entries: 1, events: 2, queued: 1 });
     expect(Number(after.online)).toBe(bani(10_000) - bani(d.price));
-    expect(after.payment).toMatchObject({
+    const payment = {
+      transaction_id: `wallet:${d.id}`,
+      amount_bani: bani(d.price),
+      currency: 'MDL',
       receipt_id: `wallet:${paid.outcome === 'paid' && paid.entryId}`,
       wallet: 'online',
-    });
+    };
+    expect(after.payment).toMatchObject(payment);
+    // The paid order as the statement answers it is the row as stored.
+    expect(paid.outcome === 'paid' && paid.order).toEqual(await findOrder(h.service.svc.db, d.id));
   });
 
   it('changes nothing on an order that is no longer a draft (a payment that lost the race)', async () => {
     const p = await partnerWith(10_000);
     const d = await rcaDraft(h, offer, p);
-    await payNow(p.id, d.id, bani(d.price));
+    await payNow(p.id, d.id);
     const before = await footprint(d.id, p.id);
-    expect(await payNow(p.id, d.id, bani(d.price))).toEqual({ outcome: 'not_draft' });
+    expect(await payNow(p.id, d.id)).toEqual({ outcome: 'refused' });
     expect(await footprint(d.id, p.id)).toEqual(before);
   });
 
-  it('changes nothing on a draft past its expiry, another partner’s draft, or a price other than the order’s', async () => {
+  it('changes nothing on a draft past its expiry or another partner’s draft', async () => {
     const p = await partnerWith(10_000);
     const other = await partnerWith(10_000);
     const d = await rcaDraft(h, offer, p);
     const before = await footprint(d.id, p.id);
-    expect(await payNow(p.id, d.id, bani(d.price), new Date(Date.now() + 2 * 86_400_000))).toEqual({
-      outcome: 'not_draft',
-    });
-    expect(await payNow(other.id, d.id, bani(d.price))).toEqual({ outcome: 'not_draft' });
-    expect(await payNow(p.id, d.id, bani(d.price) - 1)).toEqual({ outcome: 'not_draft' });
+    expect(await payNow(p.id, d.id, new Date(Date.now() + 2 * 86_400_000))).toEqual({ outcome: 'refused' });
+    expect(await payNow(other.id, d.id)).toEqual({ outcome: 'refused' });
     expect(await footprint(d.id, p.id)).toEqual(before);
+  });
+
+  it('changes nothing when a check before the balance refuses: no wallet, spending off, a product not eligible or outside its payability window', async () => {
+    const p = await partnerWith(10_000);
+    const d = await rcaDraft(h, offer, p);
+    const before = await footprint(d.id, p.id);
+    const created = (await findOrder(h.service.svc.db, d.id))!.created_at.getTime();
+    const refusals: Partial<WalletPaymentRules>[] = [
+      { eligible: ['medical', 'vignette:ro'] },
+      { eligible: [] },
+      { windows: new Map([['rca', { from: created + 1, until: Infinity }]]) },
+      { windows: new Map([['rca', { from: -Infinity, until: created }]]) },
+    ];
+    for (const rules of refusals) {
+      expect(await payNow(p.id, d.id, new Date(), rules), JSON.stringify(rules)).toEqual({
+        outcome: 'refused',
+      });
+    }
+    // A window that holds the creation time, or another product's window, does not refuse.
+    const holding = new Map([
+      ['rca', { from: created, until: created + 1 }],
+      ['vignette:ro', { from: created + 1, until: Infinity }],
+    ]);
+    const spending = (on: boolean) => h.admin('PUT', '/admin/settings', { balance_spending_enabled: on });
+    expect((await spending(false)).status).toBe(200);
+    try {
+      expect(await payNow(p.id, d.id, new Date(), { windows: holding })).toEqual({ outcome: 'refused' });
+    } finally {
+      await spending(true);
+    }
+    expect(await footprint(d.id, p.id)).toEqual(before);
+    const walletless = await h.newPartner({ wallet: false });
+    const theirs = await rcaDraft(h, offer, walletless);
+    expect(await payNow(walletless.id, theirs.id)).toEqual({ outcome: 'refused' });
+    expect((await payNow(p.id, d.id, new Date(), { windows: holding })).outcome).toBe('paid');
   });
 
   it('changes nothing when no sub-wallet covers the price', async () => {
     const p = await partnerWith(1);
     const d = await rcaDraft(h, offer, p);
     const before = await footprint(d.id, p.id);
-    expect(await payNow(p.id, d.id, bani(d.price))).toEqual({ outcome: 'insufficient' });
+    expect(await payNow(p.id, d.id)).toEqual({ outcome: 'insufficient' });
     expect(await footprint(d.id, p.id)).toEqual(before);
   });
 });
@@ -106,7 +152,7 @@ describe('the issuance outbox', () => {
   it('creates one issue-order job per queued order and empties itself', async () => {
     const p = await partnerWith(10_000);
     const drafts = [await rcaDraft(h, offer, p), await rcaDraft(h, offer, p)];
-    for (const d of drafts) await payNow(p.id, d.id, bani(d.price));
+    for (const d of drafts) await payNow(p.id, d.id);
     await h.service.outbox.flush();
     await h.service.outbox.flush();
     const { rows } = await sql<{ order_id: string; jobs: number }>`
@@ -127,7 +173,7 @@ describe('the issuance outbox', () => {
     const drafts = [];
     for (let i = 0; i < 12; i++) drafts.push(await rcaDraft(h, offer, p));
     // Queued by the statement alone (no kick), then taken by four dispatches on four sessions at once.
-    for (const d of drafts) await payNow(p.id, d.id, bani(d.price));
+    for (const d of drafts) await payNow(p.id, d.id);
     const taken = await Promise.all(Array.from({ length: 4 }, () => dispatchQueuedIssuance(h.service.svc)));
     expect(taken.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(drafts.length);
     await h.service.outbox.flush();
@@ -142,7 +188,7 @@ describe('the issuance outbox', () => {
     const p = await partnerWith(10_000);
     const d = await rcaDraft(h, offer, p);
     // Paid and queued, and nothing kicked: as if the process had died right after the commit.
-    expect((await payNow(p.id, d.id, bani(d.price))).outcome).toBe('paid');
+    expect((await payNow(p.id, d.id)).outcome).toBe('paid');
     await h.waitForStatus(d.id, 'completed', { creds: p });
   });
 });

@@ -134,115 +134,179 @@ const readForWalletPaymentStatement = compiledOnce(
 
 /** What {@link payOrderFromWallet} did. */
 export type WalletPayment =
-  | { outcome: 'paid'; wallet: SpendableWallet; entryId: number | null }
-  /** Neither sub-wallet covers the price: nothing changed. */
+  | { outcome: 'paid'; order: OrderRow; wallet: SpendableWallet; entryId: number | null }
+  /** Every check passed but neither sub-wallet covers the price: nothing changed. */
   | { outcome: 'insufficient' }
-  /** The order is no longer this partner's payable draft (paid, expired or confirmed meanwhile): nothing changed. */
-  | { outcome: 'not_draft' };
+  /**
+   * Nothing changed: the order is not (or no longer) a draft this partner can pay from its wallet
+   * now, by one of the checks of decisions.md §5 before the balance; which one, the caller finds out.
+   */
+  | { outcome: 'refused' };
+
+/** What pay-order-from-balance checks besides the order's own state, as the statement is given them. */
+export interface WalletPaymentRules {
+  /** The settings key of the operator's spending switch (absent: spending allowed). */
+  spendingKey: string;
+  /** The products a wallet may pay for: an order holding any other is refused. */
+  eligible: readonly string[];
+  /** Per product with a payability rule, the creation times whose orders can be paid now. */
+  windows: ReadonlyMap<string, { from: number; until: number }>;
+}
 
 /**
- * The wallet payment, in one statement and its own transaction (autocommit): lock the order while
- * it is still this partner's unexpired draft, then the wallet (order first, wallet second, as
- * everywhere); choose the sub-wallet (promo when it alone covers the price, else online; this is
- * the only place that rule is written); move the order draft → paid with its payment (the receipt
- * naming the ledger entry and the sub-wallet) and its event, as transition() does; debit the
- * sub-wallet and append the ledger entry with its balance_after; queue the order for issuance
- * (the outbox). Either all of it happens or none: the debit is joined to the order's move, the
- * entry to the debit, and the statement is atomic.
+ * The wallet payment, in one round trip: one statement in its own transaction (autocommit), which
+ * checks, pays and books, or changes nothing.
  *
- * One statement where a transaction took five round trips (BEGIN, the locking read, the job, the
- * booking, COMMIT): every payment of a partner queues on the wallet row, which it holds only while
- * the server runs the statement and commits it. The entry's id is drawn first, so the order's
- * receipt can name it in the same statement. A free order debits nothing and books no entry
- * (amounts are never zero): its receipt is `wallet:0`, from promo.
+ * It locks the order while it is this partner's unexpired draft and every check of decisions.md §5
+ * that precedes the balance passes: the partner has a wallet, the operator's spending switch is not
+ * off, the order's creation time lies in each of its products' payability windows (the RO tariff
+ * switch), every product is wallet-eligible. Then it locks the wallet (order first, wallet second,
+ * as everywhere); chooses the sub-wallet (promo when it alone covers the price, else online; this
+ * is the only place that rule is written); moves the order draft → paid with its payment (the
+ * receipt naming the ledger entry and the sub-wallet) and its event, as transition() does; debits
+ * the sub-wallet and appends the ledger entry with its balance_after; queues the order for issuance
+ * (the outbox); and answers the paid order. Either all of it happens or none: the debit is joined
+ * to the order's move, the entry to the debit, and the statement is atomic.
+ *
+ * Where a transaction took seven round trips (BEGIN, the read, the locking read, the job, the
+ * booking, COMMIT), every payment of a partner queues on the wallet row only while the server runs
+ * this statement and commits it. The entry's id is drawn first, so the order's receipt can name it
+ * in the same statement. A free order debits nothing and books no entry (amounts are never zero):
+ * its receipt is `wallet:0`, from promo.
  */
 export async function payOrderFromWallet(
   db: Kysely<DB>,
   p: {
     partnerId: string;
     orderId: string;
-    price: number;
-    /** The order's payment before the booking adds its receipt_id and wallet. */
+    rules: WalletPaymentRules;
+    /** The order's payment before the statement adds amount_bani, receipt_id and wallet. */
     payment: Record<string, unknown>;
     reason: string;
     actor: string;
     at: Date;
   },
 ): Promise<WalletPayment> {
-  if (!Number.isSafeInteger(p.price) || p.price < 0) throw new Error(`not a price in bani: ${p.price}`);
   assertTransition('draft', 'paid');
-  const price = sql`${p.price}::bigint`;
-  const at = sql`${p.at}::timestamptz`;
-  const { rows } = await sql<{
-    found: boolean;
-    wallet: SpendableWallet | null;
-    entry_id: string | number | null;
-    moved: boolean;
-    refused: null;
-  }>`
+  const windows = [...p.rules.windows];
+  const { rows } = await payStatement(db, {
+    id: p.orderId,
+    partnerId: p.partnerId,
+    at: p.at,
+    spendingKey: p.rules.spendingKey,
+    eligible: p.rules.eligible,
+    windowProducts: windows.map(([product]) => product),
+    windowFrom: windows.map(([, w]) => instantText(w.from)),
+    windowUntil: windows.map(([, w]) => instantText(w.until)),
+    payment: JSON.stringify(p.payment),
+    reason: p.reason,
+    actor: p.actor,
+  });
+  const { _found, _wallet, _entry_id, _moved, _refused, ...order } = rows[0]!;
+  if (!_found) return { outcome: 'refused' };
+  if (!_wallet) return { outcome: 'insufficient' };
+  // The statement has committed by now: this only reports an order locked as a draft that did not move.
+  if (!_moved) throw new Error(`order ${p.orderId} changed under its row lock`);
+  return { outcome: 'paid', order: order as OrderRow, wallet: _wallet, entryId: _entry_id };
+}
+
+/** A window's end as PostgreSQL reads a timestamptz: ±infinity for an open end. */
+const instantText = (ms: number) =>
+  Number.isFinite(ms) ? new Date(ms).toISOString() : ms > 0 ? 'infinity' : '-infinity';
+
+const payStatement = compiledOnce(
+  (
+    db,
+    a: {
+      id: string;
+      partnerId: string;
+      at: Date;
+      spendingKey: string;
+      eligible: readonly string[];
+      windowProducts: string[];
+      windowFrom: string[];
+      windowUntil: string[];
+      payment: string;
+      reason: string;
+      actor: string;
+    },
+  ) => {
+    const at = sql`${a.at}::timestamptz`;
+    const statement = sql<PayRow>`
     with ol as (
-      select id from orders
-      where id = ${p.orderId} and partner_id = ${p.partnerId} and status = 'draft' and expires_at > ${at}
-        and price = ${price}
+      select id, price from orders
+      where id = ${a.id} and partner_id = ${a.partnerId} and status = 'draft' and expires_at > ${at}
+        and exists (select 1 from wallets w where w.partner_id = ${a.partnerId})
+        and coalesce((select s.value from settings s where s.key = ${a.spendingKey}), 'true') <> 'false'::jsonb
+        and not exists (
+          select 1 from order_items i
+          where i.order_id = orders.id and i.product <> all (${a.eligible}::text[]))
+        and not exists (
+          select 1 from order_items i
+          join unnest(${a.windowProducts}::text[], ${a.windowFrom}::timestamptz[], ${a.windowUntil}::timestamptz[])
+            as r (product, from_at, until_at) on r.product = i.product
+          where i.order_id = orders.id and not (orders.created_at >= r.from_at and orders.created_at < r.until_at))
       for update
     ), w as (
-      select partner_id,
-             case when promo >= ${price} then 'promo' when online >= ${price} then 'online' end as sub
-      from wallets where partner_id = ${p.partnerId} and exists (select 1 from ol) for update
+      select ol.price,
+             case when wallets.promo >= ol.price then 'promo' when wallets.online >= ol.price then 'online' end as sub
+      from wallets, ol where wallets.partner_id = ${a.partnerId}
+      for update of wallets
     ), x as (
-      select sub, case when sub is not null and ${price} > 0
-                       then nextval('ledger_entries_id_seq'::regclass) end as entry_id
+      select sub, price, case when sub is not null and price > 0
+                              then nextval('ledger_entries_id_seq'::regclass) end as entry_id
       from w
     ), o as (
       update orders set
         status = 'paid',
-        payment = ${JSON.stringify(p.payment)}::jsonb || jsonb_build_object(
-          'receipt_id', 'wallet:' || coalesce(x.entry_id, 0), 'wallet', x.sub),
+        payment = ${a.payment}::jsonb || jsonb_build_object(
+          'amount_bani', x.price, 'receipt_id', 'wallet:' || coalesce(x.entry_id, 0), 'wallet', x.sub),
         payment_method = 'wallet',
         paid_at = ${at},
         updated_at = ${at}
       from ol, x where orders.id = ol.id and orders.status = 'draft' and x.sub is not null
-      returning orders.id
+      returning orders.*
     ), d as (
       update wallets set
-        promo = case when x.sub = 'promo' then wallets.promo - ${price} else wallets.promo end,
-        online = case when x.sub = 'online' then wallets.online - ${price} else wallets.online end,
+        promo = case when x.sub = 'promo' then wallets.promo - x.price else wallets.promo end,
+        online = case when x.sub = 'online' then wallets.online - x.price else wallets.online end,
         updated_at = ${at}
-      from x, o where wallets.partner_id = ${p.partnerId} and x.entry_id is not null
-      returning x.sub, x.entry_id,
+      from x, o where wallets.partner_id = ${a.partnerId} and x.entry_id is not null
+      returning x.sub, x.entry_id, x.price,
                 case when x.sub = 'promo' then wallets.promo else wallets.online end as balance_after
     ), l as (
       insert into ledger_entries
         (id, partner_id, wallet, amount, balance_after, kind, order_id, reference, actor, created_at)
-      select d.entry_id, ${p.partnerId}, d.sub, -${price}, d.balance_after, 'payment', ${p.orderId}, null,
-             ${p.actor}, ${at}
+      select d.entry_id, ${a.partnerId}, d.sub, -d.price, d.balance_after, 'payment', ${a.id}, null,
+             ${a.actor}, ${at}
       from d
     ), e as (
       insert into order_events (order_id, from_status, to_status, reason, actor, at)
-      select o.id, 'draft', 'paid', ${p.reason}::text, ${p.actor}::text, ${at} from o
+      select o.id, 'draft', 'paid', ${a.reason}::text, ${a.actor}::text, ${at} from o
       returning id
     ), q as (
       insert into issuance_outbox (order_id, queued_at) select o.id, ${at} from o
     )
-    select exists (select 1 from ol) as found, (select sub from x) as wallet,
-           (select entry_id from x) as entry_id, exists (select 1 from e) as moved,
+    select exists (select 1 from ol) as _found, x.sub as _wallet, x.entry_id as _entry_id,
+           exists (select 1 from e) as _moved,
            -- Never true; if it were, the statement raises and nothing of it commits.
            case when exists (select 1 from o) <> exists (select 1 from e)
-                  or (exists (select 1 from o) and ${price} > 0 and not exists (select 1 from d))
-                then polita_refuse('wallet payment not booked whole: ' || ${p.orderId}) end as refused`.execute(
-    db,
-  );
-  const row = rows[0]!;
-  if (!row.found) return { outcome: 'not_draft' };
-  if (!row.wallet) return { outcome: 'insufficient' };
-  // The statement has committed by now: this only reports an order locked as a draft that did not move.
-  if (!row.moved) throw new Error(`order ${p.orderId} changed under its row lock`);
-  return {
-    outcome: 'paid',
-    wallet: row.wallet,
-    entryId: row.entry_id === null ? null : Number(row.entry_id),
-  };
-}
+                  or (exists (select 1 from o) and x.price > 0 and not exists (select 1 from d))
+                then polita_refuse('wallet payment not booked whole: ' || ${a.id}) end as _refused,
+           o.*
+    from (select) one left join x on true left join o on true`;
+    return { compile: () => statement.compile(db) };
+  },
+);
+
+/** The statement's one row: what it did, and the paid order's columns (null when it changed nothing). */
+type PayRow = {
+  _found: boolean;
+  _wallet: SpendableWallet | null;
+  _entry_id: number | null;
+  _moved: boolean;
+  _refused: null;
+} & OrderRow;
 
 /**
  * Ledger entries whose balance_after is not the running sum of their sub-wallet's entries up to
