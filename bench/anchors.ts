@@ -238,42 +238,50 @@ const PAY = {
   },
 };
 
+/** One window of the bare wallet payment: the payments it made, its length, their latencies. */
+export interface WalletWindow {
+  done: number;
+  seconds: number;
+  /** Milliseconds, in the order they finished. */
+  latencies: number[];
+  errors: number;
+}
+
 /**
  * The bare wallet payment: over `connections` clients (a pg Pool's worth, one loop each), as fast
  * as they go, BEGIN; the draft → paid (guarded by status = 'draft'); its event; the issuance job;
  * the wallet debited where it covers the price, returning the balance; the ledger entry; COMMIT.
  * Seven round trips, no HTTP, no auth, no JSON body, no ORM. The drafts are spread over `wallets`
- * wallets in turn (1: every payment queues on one wallet row). One unmeasured second first.
+ * wallets in turn (1: every payment queues on one wallet row). A scratch database of `server` is
+ * filled and settled, one unmeasured second connects and prepares, then `use` takes windows of it
+ * (`window(seconds)`), in turn with whatever else it measures; the database is dropped after.
+ * `seconds` is the measured time in all, for how many drafts to make.
  */
-export async function bareWalletTx(
+export async function withWalletTx<T>(
   server: string,
-  seconds: number,
-  connections: number,
-  wallets: number,
-): Promise<Anchor> {
+  o: { connections: number; wallets: number; seconds: number },
+  use: (window: (seconds: number) => Promise<WalletWindow>) => Promise<T>,
+): Promise<T> {
   return scratchDatabase(server, 'polita_wallet_tx', async (url) => {
-    const pool = new pg.Pool({ connectionString: url, max: connections });
+    const pool = new pg.Pool({ connectionString: url, max: o.connections });
     // An idle client the server drops (another session's pg_terminate_backend) must not end the bench.
     pool.on('error', () => {});
     try {
       await pool.query(WALLET_SCHEMA);
       // More drafts than the fastest run could pay; a run that pays them all stops early.
-      const drafts = Math.max(50_000, 8000 * (seconds + 1));
+      const drafts = Math.max(50_000, 8000 * (o.seconds + 1));
       await pool.query(
         `insert into wallets select 'p' || w, 1e15::bigint, now() from generate_series(0, $1::int - 1) w`,
-        [wallets],
+        [o.wallets],
       );
       await pool.query(
         `insert into orders (id, partner_id, status, price, customer, created_at, expires_at, updated_at)
          select 'O' || n, 'p' || (n % $2::int), 'draft', 123456, '{"phone":"+37360000000"}', now(), now() + interval '1 day', now()
          from generate_series(0, $1::int - 1) n`,
-        [drafts, wallets],
+        [drafts, o.wallets],
       );
       await settle(url);
       let next = 0;
-      let errors = 0;
-      let recording = false;
-      const latencies: number[] = [];
       const pay = async (client: pg.PoolClient, id: string) => {
         const at = new Date();
         const actor = `partner:${id}`;
@@ -303,42 +311,52 @@ export async function bareWalletTx(
           throw err;
         }
       };
-      let stopAt = performance.now() + 1000;
-      const loop = async () => {
-        const client = await pool.connect();
-        try {
-          while (performance.now() < stopAt && next < drafts) {
-            const id = `O${next++}`;
-            const t0 = performance.now();
-            try {
-              await pay(client, id);
-              if (recording) latencies.push(performance.now() - t0);
-            } catch {
-              if (recording) errors++;
+      const window = async (seconds: number): Promise<WalletWindow> => {
+        const latencies: number[] = [];
+        let errors = 0;
+        const started = performance.now();
+        const stopAt = started + seconds * 1000;
+        const loop = async () => {
+          const client = await pool.connect();
+          try {
+            while (performance.now() < stopAt && next < drafts) {
+              const id = `O${next++}`;
+              const t0 = performance.now();
+              try {
+                await pay(client, id);
+                latencies.push(performance.now() - t0);
+              } catch {
+                errors++;
+              }
             }
+          } finally {
+            client.release();
           }
-        } finally {
-          client.release();
-        }
+        };
+        await Promise.all(Array.from({ length: o.connections }, loop));
+        return { done: latencies.length, seconds: (performance.now() - started) / 1000, latencies, errors };
       };
-      await Promise.all(Array.from({ length: connections }, loop)); // warm-up: connect, prepare
-      recording = true;
-      const started = performance.now();
-      stopAt = started + seconds * 1000;
-      await Promise.all(Array.from({ length: connections }, loop));
-      const elapsed = (performance.now() - started) / 1000;
-      const done = latencies.length;
-      latencies.sort((a, b) => a - b);
-      return {
-        name: `bare wallet tx, ${wallets === 1 ? 'one wallet' : `${wallets} wallets`}`,
-        rate: done / elapsed,
-        unit: 'tx/s',
-        p50Ms: quantile(latencies, 0.5),
-        p99Ms: quantile(latencies, 0.99),
-        errors,
-      };
+      await window(1); // warm-up: connect, prepare
+      return await use(window);
     } finally {
       await pool.end();
     }
   });
+}
+
+/** Windows of the bare wallet payment as one anchor: all payments over all their time, latencies pooled. */
+export function walletAnchor(wallets: number, windows: WalletWindow[]): Anchor & { drift: number } {
+  const seconds = windows.reduce((n, w) => n + w.seconds, 0);
+  const done = windows.reduce((n, w) => n + w.done, 0);
+  const latencies = windows.flatMap((w) => w.latencies).sort((a, b) => a - b);
+  const rates = windows.map((w) => w.done / w.seconds);
+  return {
+    name: `bare wallet tx, ${wallets === 1 ? 'one wallet' : `${wallets} wallets`}`,
+    rate: done / seconds,
+    unit: 'tx/s',
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    errors: windows.reduce((n, w) => n + w.errors, 0),
+    drift: (Math.max(...rates) - Math.min(...rates)) / (done / seconds),
+  };
 }

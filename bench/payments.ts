@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import { signatureHeader } from '../src/signature.ts';
 import type { Running } from './processes.ts';
-import { WARMUP_SECONDS, type Body, type Scenario } from './scenarios.ts';
+import { walletAnchor, type WalletWindow } from './anchors.ts';
+import { pooled, WARMUP_SECONDS, type Body, type Load, type Scenario } from './scenarios.ts';
 
 interface Partner {
   id: string;
@@ -13,14 +14,15 @@ interface Partner {
  * pay-order-from-balance. Every payment needs a draft of its own, so the setup (not measured)
  * creates `partners` partners with wallets, `perSecond × seconds` drafts spread over them in
  * turn, and credits each wallet with what its drafts cost; then only the payments are measured,
- * one per draft, as fast as `connections` connections go. With one partner every payment
- * queues on the same wallet row lock: the hot-wallet case.
+ * one per draft, as fast as `connections` connections go, in four windows that alternate with
+ * four of the bare wallet transaction (the row's anchor) when the context offers it. With one
+ * partner every payment queues on the same wallet row lock: the hot-wallet case.
  */
 export function payments(name: string, item: Body, partners: number, perSecond = 1500): Scenario {
   return {
     name,
     workers: false,
-    async run(target, { seconds, connections, settle }) {
+    async run(target, { seconds, connections, settle, walletTx }) {
       const tag = randomBytes(3).toString('hex');
       const owners: Partner[] = [];
       for (let i = 0; i < partners; i++) {
@@ -58,14 +60,14 @@ export function payments(name: string, item: Body, partners: number, perSecond =
 
       let next = 0;
       const headers = { 'content-type': 'application/json' };
-      // `amount`: one payment per draft, then stop (duration is ignored); the run takes about
-      // `seconds` at `perSecond`, longer when the service is slower.
+      // `amount`: one payment per draft, then stop (duration is ignored).
       // autocannon stops a fixed-amount run on its next one-second tick and reports whole seconds:
       // the window is timed here, from the start to the last reply.
-      let startedAt = performance.now();
-      let lastReplyAt = startedAt;
-      const load = (amount: number) =>
-        autocannon({
+      const load = async (amount: number): Promise<Load> => {
+        const latencies: number[] = [];
+        const startedAt = performance.now();
+        let lastReplyAt = startedAt;
+        const run = autocannon({
           url: target.url,
           connections,
           amount,
@@ -86,29 +88,53 @@ export function payments(name: string, item: Body, partners: number, perSecond =
                   },
                 };
               },
-              onResponse() {
-                lastReplyAt = performance.now();
-              },
             },
           ],
+        }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
+        run.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+          lastReplyAt = performance.now();
+          if (status >= 200 && status < 300) latencies.push(ms);
         });
-      await settle();
-      // The first drafts are paid unmeasured, while V8 compiles the payment path.
-      if (warmup > 0) await load(warmup);
-      startedAt = performance.now();
-      const r = await load(drafts.length - warmup);
-      const elapsed = (lastReplyAt - startedAt) / 1000;
-      return {
-        rate: r['2xx'] / elapsed,
-        unit: 'req/s',
-        reqPerSec: r.requests.total / elapsed,
-        p50Ms: r.latency.p50,
-        p99Ms: r.latency.p99,
-        errors: r.errors + r.timeouts + r.non2xx,
+        const r = await run;
+        return Object.assign(r, {
+          duration: (lastReplyAt - startedAt) / 1000,
+          latencies: latencies.sort((a, b) => a - b),
+        });
       };
+      const measured = drafts.length - warmup;
+      if (!walletTx) {
+        await settle();
+        // The first drafts are paid unmeasured, while V8 compiles the payment path.
+        if (warmup > 0) await load(warmup);
+        return pooled([await load(measured)]);
+      }
+      // The bare transaction's windows alternate with the service's, four of each (bare, service,
+      // service, bare, …), as get-offers does with the bare server: the machine's speed drifts
+      // by a third within minutes, and both sides sample the same minutes.
+      return walletTx(partners, async (bare) => {
+        await settle();
+        if (warmup > 0) await load(warmup);
+        const windows: { service: Load[]; bare: WalletWindow[] } = { service: [], bare: [] };
+        for (let i = 0; i < ROUNDS; i++) {
+          for (const side of i % 2 === 0 ? (['bare', 'service'] as const) : (['service', 'bare'] as const)) {
+            if (side === 'bare') windows.bare.push(await bare(seconds / ROUNDS));
+            else {
+              const amount =
+                i === ROUNDS - 1
+                  ? measured - (ROUNDS - 1) * Math.floor(measured / ROUNDS)
+                  : Math.floor(measured / ROUNDS);
+              windows.service.push(await load(amount));
+            }
+          }
+        }
+        return { ...pooled(windows.service), anchor: walletAnchor(partners, windows.bare) };
+      });
     },
   };
 }
+
+/** Windows of the service and of the bare transaction, taken in turn. */
+const ROUNDS = 4;
 
 async function admin<T>(target: Running, method: string, path: string, body: Body): Promise<T> {
   const res = await fetch(`${target.url}${path}`, {

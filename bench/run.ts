@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { embeddedConnectionString } from '../src/db/embedded-server.ts';
 import {
-  bareWalletTx,
+  withWalletTx,
   PGBENCH_SCALE,
   PGBENCH_SCALE_WIDE,
   pgbenchTpcb,
@@ -201,8 +201,6 @@ async function measureEngine(engine: Engine, bare: Running): Promise<Row[]> {
           PGBENCH_SCALE === PGBENCH_SCALE_WIDE && anchors.pgbench
             ? Promise.resolve(anchors.pgbench)
             : pgbenchTpcb(instance.serverUrl, SECONDS, CONNECTIONS, PGBENCH_SCALE_WIDE),
-        walletTx: () => bareWalletTx(instance.serverUrl, SECONDS, CONNECTIONS, 50),
-        walletTxHot: () => bareWalletTx(instance.serverUrl, SECONDS, CONNECTIONS, 1),
       }[key];
       try {
         const measured = await measure();
@@ -234,6 +232,8 @@ async function measureEngine(engine: Engine, bare: Running): Promise<Row[]> {
             bare,
             database: { env: instance.env, url: instance.databaseUrl },
             settle: () => settle(instance.databaseUrl),
+            walletTx: (wallets, use) =>
+              withWalletTx(instance.serverUrl, { connections: CONNECTIONS, wallets, seconds: SECONDS }, use),
             sibling: async () => {
               const own = await engine.fresh();
               try {
@@ -473,19 +473,21 @@ const NOTES =
   `service's server; the create + confirm ratio is pairs/s ÷ tps, a pair being two requests and two ` +
   `transactions; it is judged at scale ${PGBENCH_SCALE}, pgbench's default, as the issue measured its ` +
   `2 541 tps anchor, where all clients update one branches row, and shown against scale ` +
-  `${PGBENCH_SCALE_WIDE} too, where each client has a branch of its own); the bare wallet transaction (bench/anchors.ts: ` +
+  `${PGBENCH_SCALE_WIDE} too, where each client has a branch of its own). Taken in turn with the ` +
+  `scenario, in four windows alternating with its four (bare, service, service, bare, bare, service, ` +
+  `service, bare), both sides pooled, ± half the spread of the bare windows (how much the machine ` +
+  `drifted meanwhile): the bare wallet transaction with each pay-from-balance row (bench/anchors.ts: ` +
   `${CONNECTIONS} pg connections in this process paying drafts as fast as they go, BEGIN, draft → paid, its ` +
   `event, the issuance job, the wallet debit where it covers the price, the ledger entry, COMMIT, on ` +
-  `tables shaped as the service's, over 50 wallets, or one for the hot-wallet row's context); bare ` +
-  `node:http answering a fixed JSON, in four windows alternating with each get-offers row's four ` +
-  `(bare, service, service, bare, bare, service, service, bare; each a quarter of the scenario's ` +
-  `length), both sides pooled (± half the spread of the bare windows: how much the machine drifted ` +
-  `meanwhile).\n\n` +
+  `tables shaped as the service's in a scratch database of the service's server, over as many wallets ` +
+  `as the row has partners: 50, or one for the hot-wallet row's context; each window a quarter of the ` +
+  `scenario's length), and bare node:http answering a fixed JSON with each get-offers row (each ` +
+  `window a quarter of the scenario's length).\n\n` +
   `p50/p99 of a pair run from sending create-order to the confirm's reply; of issuance, from the pay ` +
   `reply to the completed webhook's arrival. Rows marked WORKERS=false measure the request path; ` +
   `issuance runs in worker instances (here nothing issues those paid orders) and is measured by ` +
   `bench/issuance.ts on services of its own. The pay-from-balance rows create their partners, wallets ` +
-  `and one draft per payment before the measured window. get-order runs on two services and databases ` +
+  `and one draft per payment before the measured windows, and pay a quarter of the drafts in each. get-order runs on two services and databases ` +
   `of their own, filled by \`npm run seed:orders\` to the sizes the rows name, their windows alternating. Every window on a database, anchors' and scenarios', ` +
   `starts after its setup on a settled database (VACUUM (ANALYZE), then CHECKPOINT): the checkpoint ` +
   `and autovacuum a setup's bulk writes set off do not run under the next window. Latencies of the ` +
