@@ -94,11 +94,10 @@ export async function bookEntry(
 export type LedgerRow = Selectable<LedgerEntriesTable>;
 
 /**
- * pay-order-from-balance's first statement: the order with its items, and what the checks that
- * precede the order in decisions.md §5 need (has the partner a wallet, the operator's spending
- * switch), in one round trip and outside any transaction: nothing is locked. The payment itself
- * ({@link payOrderFromWallet}) guards in SQL what these checks saw of the order, so a change in
- * between makes it change nothing. undefined when no such order exists.
+ * What pay-order-from-balance reads when its statement ({@link payOrderFromWallet}) refused: the
+ * order with its items, and what the checks that precede the order in decisions.md §5 need (has the
+ * partner a wallet, the operator's spending switch), in one round trip and outside any transaction
+ * (nothing is locked), to answer the first check that refuses. undefined when no such order exists.
  */
 export async function readOrderForWalletPayment(
   db: Conn,
@@ -207,7 +206,7 @@ export async function payOrderFromWallet(
   if (!_wallet) return { outcome: 'insufficient' };
   // The statement has committed by now: this only reports an order locked as a draft that did not move.
   if (!_moved) throw new Error(`order ${p.orderId} changed under its row lock`);
-  return { outcome: 'paid', order: order as OrderRow, wallet: _wallet, entryId: _entry_id };
+  return { outcome: 'paid', order, wallet: _wallet, entryId: _entry_id };
 }
 
 /** A window's end as PostgreSQL reads a timestamptz: ±infinity for an open end. */
