@@ -14,7 +14,7 @@ import {
   rmSync,
   statSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.ts';
@@ -316,6 +316,22 @@ function isLivePostgres(pid: number): boolean {
   }
 }
 
+const MB = 1024 * 1024;
+
+/**
+ * The server's page cache: an eighth of the memory this process may use (the container's limit
+ * when it has one), at least PostgreSQL's default 128 MB and at most 1 GB. With the default, a
+ * database of a million orders read at random missed it for a third of its pages (get-order: each
+ * order is four pages, its row and its items and their index leaves), and every miss is a system
+ * call and an eviction: p99 1.16–1.24× that of 10 000 orders. Memory is taken as pages are used.
+ */
+export function sharedBuffers(
+  memory = Math.min(totalmem(), process.constrainedMemory() || Infinity),
+): string {
+  const mb = Math.floor(Math.min(1024 * MB, Math.max(128 * MB, memory / 8)) / MB);
+  return `${mb}MB`;
+}
+
 async function launch(
   bin: Binaries,
   o: EmbeddedOptions & {
@@ -331,6 +347,7 @@ async function launch(
     unix_socket_directories: o.sockets,
     unix_socket_permissions: '0700',
     port: String(SOCKET_PORT),
+    shared_buffers: sharedBuffers(),
     ...o.settings,
   };
   const args = ['-D', o.cluster, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddedConnectionString } from '../../src/db/embedded-server.ts';
+import { embeddedConnectionString, sharedBuffers } from '../../src/db/embedded-server.ts';
 import { signatureHeader } from '../../src/signature.ts';
 import {
   postgresProcessesOn,
@@ -44,9 +44,16 @@ describe('a service process on an embedded DATA_DIR', () => {
     try {
       const { rows } = await client.query(
         `select current_setting('listen_addresses') as listen, current_setting('fsync') as fsync,
-                current_setting('synchronous_commit') as sync, current_setting('unix_socket_directories') as sockets`,
+                current_setting('synchronous_commit') as sync, current_setting('unix_socket_directories') as sockets,
+                pg_size_bytes(current_setting('shared_buffers'))::int as buffers`,
       );
-      expect(rows[0]).toEqual({ listen: '', fsync: 'on', sync: 'on', sockets: join(dir, 'run') });
+      expect(rows[0]).toEqual({
+        listen: '',
+        fsync: 'on',
+        sync: 'on',
+        sockets: join(dir, 'run'),
+        buffers: Number.parseInt(sharedBuffers(), 10) * 1024 ** 2,
+      });
     } finally {
       await client.end();
     }
@@ -55,6 +62,13 @@ describe('a service process on an embedded DATA_DIR', () => {
     const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${postmaster}/status`, 'utf8'))?.[1]);
     if (process.getuid?.() === 0) expect(uid, 'as root, the server runs as an unprivileged user').not.toBe(0);
     else expect(uid).toBe(process.getuid?.());
+  });
+
+  it('sizes its page cache from the memory it may use: an eighth, between 128 MB and 1 GB', () => {
+    const GB = 1024 ** 3;
+    expect(sharedBuffers(512 * 1024 ** 2)).toBe('128MB');
+    expect(sharedBuffers(4 * GB)).toBe('512MB');
+    expect(sharedBuffers(24 * GB)).toBe('1024MB');
   });
 
   it('refuses a second process on the same DATA_DIR with a clear error', async () => {
