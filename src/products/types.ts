@@ -38,7 +38,6 @@ export interface PricedItem<Details = unknown> {
   details: Details;
 }
 
-/** An order item as stored, its `details` as the product's `price` wrote them. */
 /** Orders created at or after `from` and before `until` (ms, ±Infinity for open ends) can be paid now. */
 export interface PayableWindow {
   from: number;
@@ -47,6 +46,7 @@ export interface PayableWindow {
   reason: string;
 }
 
+/** An order item as stored, its `details` as the product's `price` wrote them. */
 export type StoredItem<Details = unknown> = Omit<OrderItemRow, 'details'> & { details: Details };
 
 /** What issuance produced for one product: its wire fields (all but `file`) and its policy document. */

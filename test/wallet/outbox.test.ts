@@ -139,6 +139,18 @@ describe('the wallet payment statement', () => {
     expect((await payNow(p.id, d.id, new Date(), { windows: holding })).outcome).toBe('paid');
   });
 
+  it('pays a free order from promo without debiting or booking anything: its receipt is wallet:0', async () => {
+    const p = await partnerWith(10_000);
+    const d = await rcaDraft(h, offer, p);
+    await sql`update orders set price = 0 where id = ${d.id}`.execute(h.service.svc.db);
+    const paid = await payNow(p.id, d.id);
+    expect(paid).toMatchObject({ outcome: 'paid', wallet: 'promo', entryId: null });
+    const after = await footprint(d.id, p.id);
+    expect(after).toMatchObject({ status: 'paid', entries: 0, events: 2, queued: 1 });
+    expect(Number(after.online)).toBe(bani(10_000));
+    expect(after.payment).toMatchObject({ amount_bani: 0, receipt_id: 'wallet:0', wallet: 'promo' });
+  });
+
   it('changes nothing when no sub-wallet covers the price', async () => {
     const p = await partnerWith(1);
     const d = await rcaDraft(h, offer, p);
