@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireDrafts } from '../../src/app/expire-drafts.ts';
+import { findOrderWithItems } from '../../src/db/repos/orders.ts';
 import { ORDER_STATUSES, TRANSITIONS, type OrderStatus } from '../../src/domain/order-state.ts';
 import { payment, RCA_QUOTE, rcaItem, startHarness, type Creds, type Harness } from '../support/harness.ts';
 
@@ -232,6 +233,84 @@ describe('draft expiry at 23:59:59 Europe/Chisinau', () => {
     expect(after.body).toMatchObject({ status: 'expired', stored_status: 'expired' });
     expect((await stored(a.id)).body.stored_status).toBe('paid');
     await h.setClock(`${TODAY}T12:00:00+02:00`);
+  });
+});
+
+describe('get-order reads in batches', () => {
+  /** The service's database, counting the statements sent through it (its own batches: a new object). */
+  const counted = () => {
+    const db = h.service.database.db;
+    const sent = { statements: 0 };
+    const proxy = new Proxy(db, {
+      get(target, prop, receiver) {
+        if (prop === 'executeQuery') {
+          return (...args: Parameters<typeof db.executeQuery>) => {
+            sent.statements++;
+            return target.executeQuery(...args);
+          };
+        }
+        return Reflect.get(target, prop, receiver) as unknown;
+      },
+    });
+    return { db: proxy, sent };
+  };
+
+  it('answers every read of one turn from one statement, each its own order, an unknown id none', async () => {
+    const a = await draft();
+    const b = await draft(h.demo, 3);
+    const { db, sent } = counted();
+    const ids = [a.id, b.id, 'IAI000000AAA', a.id];
+    const found = await Promise.all(ids.map((id) => findOrderWithItems(db, id)));
+    expect(sent.statements).toBe(1);
+    expect(found.map((f) => f?.order.id)).toEqual([a.id, b.id, undefined, a.id]);
+    expect(found.map((f) => f?.items.map((i) => i.idx))).toEqual([[0], [0, 1, 2], undefined, [0]]);
+    expect(found[1]!.order.price).toBe(Math.round(b.price * 100));
+
+    // The next turn's reads are another statement, and see what was committed in between.
+    await h.call('confirm-order', { id: a.id, payment: await pay(a.price) });
+    expect((await findOrderWithItems(db, a.id))?.order.status).toBe('paid');
+    expect(sent.statements).toBe(2);
+  });
+
+  it('sends at most 100 ids a statement', async () => {
+    const a = await draft();
+    const { db, sent } = counted();
+    const ids = Array.from({ length: 250 }, (_, i) => `IAI${String(i).padStart(6, '0')}AAA`);
+    ids[0] = a.id;
+    ids[249] = a.id;
+    const found = await Promise.all(ids.map((id) => findOrderWithItems(db, id)));
+    expect(sent.statements).toBe(3);
+    expect(found.filter(Boolean)).toHaveLength(2);
+    expect(found[249]?.order.id).toBe(a.id);
+  });
+
+  it('fails every read of a statement that fails, and the next turn reads again', async () => {
+    const a = await draft();
+    const { db } = counted();
+    const broken = new Proxy(db, {
+      get: (target, prop, receiver) =>
+        prop === 'executeQuery'
+          ? () => Promise.reject(new Error('connection lost'))
+          : (Reflect.get(target, prop, receiver) as unknown),
+    });
+    const reads = [a.id, 'IAI000000AAA'].map((id) => findOrderWithItems(broken, id));
+    for (const r of reads) await expect(r).rejects.toThrow('connection lost');
+    expect((await findOrderWithItems(db, a.id))?.order.id).toBe(a.id);
+  });
+
+  it('answers concurrent get-orders of several partners each with its own order', async () => {
+    const other = await h.newPartner();
+    const mine = await Promise.all([draft(), draft(h.demo, 2), draft(other)]);
+    const calls = [
+      ...mine.map((o, i) => ({ id: o.id, creds: i === 2 ? other : h.demo, status: 200 })),
+      { id: mine[0]!.id, creds: other, status: 404 },
+      { id: mine[2]!.id, creds: h.demo, status: 404 },
+    ];
+    const replies = await Promise.all(
+      calls.map((c) => h.call<{ id: string }>('get-order', { id: c.id }, c.creds)),
+    );
+    expect(replies.map((r) => r.status)).toEqual(calls.map((c) => c.status));
+    expect(replies.slice(0, 3).map((r) => r.body.id)).toEqual(mine.map((o) => o.id));
   });
 });
 

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { assertTransition, type OrderStatus } from '../../domain/order-state.ts';
+import { batchedRead } from '../batched-read.ts';
 import { compiledOnce } from '../compiled.ts';
 import type { DB, NewOrderItem, OrderItemRow, OrderRow, OrdersTable } from '../schema.ts';
 
@@ -56,51 +57,64 @@ export async function lockOrder(trx: Transaction<DB>, id: string): Promise<Order
   return trx.selectFrom('orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-/**
- * lockOrder and orderItems in one round trip: the items come back as a JSON array in the row of
- * the locked order (every item column is JSON-safe: text, integers and jsonb).
- */
+/** The order's items as a JSON array, in order (every item column is JSON-safe: text, integers and jsonb). */
+const itemsOfOrder = sql<
+  OrderItemRow[]
+>`(select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i where i.order_id = orders.id)`;
+
+/** lockOrder and orderItems in one round trip: the items come back in the row of the locked order. */
 export async function lockOrderWithItems(
   trx: Transaction<DB>,
   id: string,
 ): Promise<{ order: OrderRow; items: OrderItemRow[] } | undefined> {
-  return orderWithItems(trx, id, true);
-}
-
-/** The order and its items in one round trip, unlocked (issuance guards each write by the status). */
-export async function findOrderWithItems(
-  db: Conn,
-  id: string,
-): Promise<{ order: OrderRow; items: OrderItemRow[] } | undefined> {
-  return orderWithItems(db, id, false);
-}
-
-async function orderWithItems(
-  db: Conn,
-  id: string,
-  lock: boolean,
-): Promise<{ order: OrderRow; items: OrderItemRow[] } | undefined> {
-  const { rows } = await orderWithItemsStatement(db, { id }, lock ? 'lock' : '');
+  const { rows } = await lockOrderWithItemsStatement(trx, { id });
   const row = rows[0];
   if (!row) return undefined;
   const { _items, ...order } = row;
   return { order, items: _items };
 }
 
-const orderWithItemsStatement = compiledOnce((db, a: { id: string }, shape) => {
-  const query = db
+const lockOrderWithItemsStatement = compiledOnce((db, a: { id: string }) =>
+  db
     .selectFrom('orders')
     .selectAll('orders')
-    .select(
-      sql<
-        OrderItemRow[]
-      >`(select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i where i.order_id = orders.id)`.as(
-        '_items',
-      ),
-    )
-    .where('id', '=', a.id);
-  return shape === 'lock' ? query.forUpdate() : query;
-});
+    .select(itemsOfOrder.as('_items'))
+    .where('id', '=', a.id)
+    .forUpdate(),
+);
+
+/**
+ * The order and its items, unlocked and outside any transaction (get-order; issuance, which guards
+ * each write by the status): the reads of one turn of the event loop go as one statement
+ * ({@link batchedRead}), one per database.
+ */
+export function findOrderWithItems(
+  db: Kysely<DB>,
+  id: string,
+): Promise<{ order: OrderRow; items: OrderItemRow[] } | undefined> {
+  let read = orderReads.get(db);
+  if (!read) {
+    read = batchedRead(async (ids) => {
+      const { rows } = await ordersWithItemsStatement(db, { ids });
+      return new Map(rows.map(({ _items, ...order }) => [order.id, { order, items: _items }]));
+    });
+    orderReads.set(db, read);
+  }
+  return read(id);
+}
+
+const orderReads = new WeakMap<
+  Kysely<DB>,
+  (id: string) => Promise<{ order: OrderRow; items: OrderItemRow[] } | undefined>
+>();
+
+const ordersWithItemsStatement = compiledOnce((db, a: { ids: string[] }) =>
+  db
+    .selectFrom('orders')
+    .selectAll('orders')
+    .select(itemsOfOrder.as('_items'))
+    .where('id', '=', sql<string>`any(${a.ids}::text[])`),
+);
 
 export async function orderItems(db: Conn, orderId: string): Promise<OrderItemRow[]> {
   return db.selectFrom('order_items').selectAll().where('order_id', '=', orderId).orderBy('idx').execute();
