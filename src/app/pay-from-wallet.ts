@@ -1,13 +1,20 @@
 import { badRequest, DomainError, forbidden, notPayable } from '../domain/errors.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
 import { INSUFFICIENT, NO_WALLET, SPENDING_DISABLED } from '../domain/wallet.ts';
-import { findWallet, payOrderFromWallet, readOrderForWalletPayment } from '../db/repos/wallets.ts';
+import type { Db } from '../db/database.ts';
+import {
+  findWallet,
+  payOrderFromWallet,
+  payOrdersFromWallet,
+  readOrderForWalletPayment,
+  type WalletPayment,
+} from '../db/repos/wallets.ts';
 import type { PartnerRow } from '../db/schema.ts';
 import { balanceSpendingEnabled, SPENDING_KEY } from './admin/settings.ts';
 import { checkLocked, payableWindows } from './confirm-order.ts';
 import { GET_ORDER_DATES, orderView } from './order-view.ts';
 import type { Services } from './services.ts';
-import { KeyedGate } from './wallet-gate.ts';
+import { KeyedBatches, type Settled } from './wallet-gate.ts';
 
 /**
  * pay-order-from-balance, in one round trip when it succeeds: payOrderFromWallet checks, pays and
@@ -18,9 +25,9 @@ import { KeyedGate } from './wallet-gate.ts';
  * the order and of what the checks need runs the checks in their precedence, to answer the first
  * that refuses; if none does, the order changed in between (a payment that lost a race to
  * confirm-order, a second payment, the expiry, the operator's switch), and the payment is tried
- * again, so it answers what get-order would now show. This process's payments of one partner wait
- * in the gate rather than on the wallet row, which each holds only while its statement runs and
- * commits.
+ * again, so it answers what get-order would now show. This process's payments of one partner that
+ * arrive while a statement of theirs runs wait here rather than on the wallet row, and go together
+ * as the next statement ({@link KeyedBatches}).
  */
 export async function payFromWallet(svc: Services, partner: PartnerRow, id: string) {
   // The second pass answers the order's new state; a third is not needed unless it changes again.
@@ -32,29 +39,87 @@ export async function payFromWallet(svc: Services, partner: PartnerRow, id: stri
   }
 }
 
-const gate = new KeyedGate();
 const RETRY = Symbol('retry');
 
-async function pay(svc: Services, partner: PartnerRow, id: string, now: number) {
-  const release = await gate.acquire(partner.id);
-  let booked;
-  try {
-    booked = await payOrderFromWallet(svc.db, {
-      partnerId: partner.id,
-      orderId: id,
-      rules: {
-        spendingKey: SPENDING_KEY,
-        eligible: svc.catalogue.common.wallet_eligible_products,
-        windows: payableWindows(svc, partner, now),
-      },
-      payment: { transaction_id: `wallet:${id}`, paid_at: now, currency: 'MDL' },
-      reason: 'wallet payment',
-      actor: `partner:${partner.id}`,
-      at: new Date(now),
-    });
-  } finally {
-    release();
+type Booking = Parameters<typeof payOrderFromWallet>[1];
+
+/** Per Services: their database and their partners' batches. */
+const batchesOf = new WeakMap<Services, KeyedBatches<Booking, WalletPayment>>();
+
+function batches(svc: Services): KeyedBatches<Booking, WalletPayment> {
+  let b = batchesOf.get(svc);
+  if (!b) {
+    b = new KeyedBatches((_partner, jobs) => bookWalletPayments(svc.db, jobs));
+    batchesOf.set(svc, b);
   }
+  return b;
+}
+
+/**
+ * A batch of one partner's payments: one statement (payOrdersFromWallet, or payOrderFromWallet for
+ * a payment alone) for those judged by the same rules, which is all of them but at the instant a
+ * product's payability window opens or closes. A payment refused or short of money changes nothing
+ * and the others go on. If a statement of several fails, it changed nothing, and each of its
+ * payments runs again alone, so that whatever failed it fails only its own.
+ */
+export async function bookWalletPayments(db: Db, jobs: Booking[]): Promise<Settled<WalletPayment>[]> {
+  const results: Settled<WalletPayment>[] = [];
+  const groups = new Map<string, number[]>();
+  jobs.forEach((job, i) => {
+    const key = rulesKey(job);
+    const group = groups.get(key);
+    if (group) group.push(i);
+    else groups.set(key, [i]);
+  });
+  for (const group of groups.values()) {
+    // A payment alone takes the single statement, which costs the server less.
+    if (group.length === 1) {
+      results[group[0]!] = await settled(payOrderFromWallet(db, jobs[group[0]!]!));
+      continue;
+    }
+    const paid = await settled(
+      payOrdersFromWallet(db, { ...jobs[group[0]!]!, jobs: group.map((i) => jobs[i]!) }),
+    );
+    if (paid.ok) {
+      group.forEach((i, k) => (results[i] = { ok: true, value: paid.value[k]! }));
+    } else {
+      for (const i of group) results[i] = await settled(payOrderFromWallet(db, jobs[i]!));
+    }
+  }
+  return results;
+}
+
+/** Jobs with the same key can share a statement: the same partner's, judged by the same rules. */
+const rulesKey = (job: Booking) =>
+  JSON.stringify([
+    job.partnerId,
+    job.rules.spendingKey,
+    job.rules.eligible,
+    [...job.rules.windows].map(([product, w]) => [product, String(w.from), String(w.until)]),
+    job.reason,
+    job.actor,
+  ]);
+
+const settled = <R>(p: Promise<R>): Promise<Settled<R>> =>
+  p.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
+
+async function pay(svc: Services, partner: PartnerRow, id: string, now: number) {
+  const booked = await batches(svc).submit(partner.id, {
+    partnerId: partner.id,
+    orderId: id,
+    rules: {
+      spendingKey: SPENDING_KEY,
+      eligible: svc.catalogue.common.wallet_eligible_products,
+      windows: payableWindows(svc, partner, now),
+    },
+    payment: { transaction_id: `wallet:${id}`, paid_at: now, currency: 'MDL' },
+    reason: 'wallet payment',
+    actor: `partner:${partner.id}`,
+    at: new Date(now),
+  });
   // Every check before the balance passed: the balance is what refused.
   if (booked.outcome === 'insufficient') throw badRequest(INSUFFICIENT);
   if (booked.outcome === 'refused') {

@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchQueuedIssuance } from '../../src/app/issuance-queue.ts';
 import { SPENDING_KEY } from '../../src/app/admin/settings.ts';
 import { findOrder } from '../../src/db/repos/orders.ts';
-import { payOrderFromWallet, type WalletPaymentRules } from '../../src/db/repos/wallets.ts';
+import { bookWalletPayments } from '../../src/app/pay-from-wallet.ts';
+import { reconcile } from '../../src/app/reconcile.ts';
+import {
+  payOrderFromWallet,
+  payOrdersFromWallet,
+  type WalletPaymentJob,
+  type WalletPaymentRules,
+} from '../../src/db/repos/wallets.ts';
 import { startHarness, type Creds, type Harness } from '../support/harness.ts';
 import { credit, rcaDraft, rcaOffers, type RcaOffer } from './support.ts';
 
@@ -157,6 +164,116 @@ describe('the wallet payment statement', () => {
     const before = await footprint(d.id, p.id);
     expect(await payNow(p.id, d.id)).toEqual({ outcome: 'insufficient' });
     expect(await footprint(d.id, p.id)).toEqual(before);
+  });
+});
+
+const job = (orderId: string, at = new Date()): WalletPaymentJob => ({
+  orderId,
+  payment: { transaction_id: `wallet:${orderId}`, paid_at: at.getTime(), currency: 'MDL' },
+  at,
+});
+
+describe('a batch of one partner’s wallet payments in one statement', () => {
+  it('judges each payment on the balances the earlier ones left, in the jobs’ order, and books each entry in that order', async () => {
+    const p = await h.newPartner();
+    const other = await partnerWith(10_000);
+    const [d1, d2, d3, d4] = [
+      await rcaDraft(h, offer, p),
+      await rcaDraft(h, offer, p),
+      await rcaDraft(h, offer, p),
+      await rcaDraft(h, offer, p),
+    ];
+    const theirs = await rcaDraft(h, offer, other);
+    const price = bani(d1!.price);
+    // promo covers one payment, online one and a half.
+    await credit(h, p.id, 'promo', price / 100);
+    await credit(h, p.id, 'online', (price + Math.floor(price / 2)) / 100);
+    // Their orders' footprint, without the wallet the batch debits.
+    const untouched = () =>
+      Promise.all(
+        [d3!, d4!, theirs].map(async (d) => {
+          const { online: _, ...rest } = await footprint(d.id, p.id);
+          return rest;
+        }),
+      );
+    const before = await untouched();
+
+    const answers = await payOrdersFromWallet(h.service.svc.db, {
+      partnerId: p.id,
+      rules: RULES,
+      reason: 'wallet payment',
+      actor: `partner:${p.id}`,
+      // d1 twice, another partner's draft, then three drafts for the one and a half left in online.
+      jobs: [job(d1!.id), job(d1!.id), job(theirs.id), job(d2!.id), job(d3!.id), job(d4!.id)],
+    });
+    expect(answers.map((a) => a.outcome)).toEqual([
+      'paid',
+      'refused',
+      'refused',
+      'paid',
+      'insufficient',
+      'insufficient',
+    ]);
+    expect(answers[0]).toMatchObject({ wallet: 'promo' });
+    expect(answers[3]).toMatchObject({ wallet: 'online' });
+    const e1 = answers[0]!.outcome === 'paid' ? answers[0]!.entryId! : 0;
+    const e2 = answers[3]!.outcome === 'paid' ? answers[3]!.entryId! : 0;
+    expect(e2).toBeGreaterThan(e1);
+
+    // Each paid order as answered is the row as stored, its receipt naming its entry.
+    for (const [a, d] of [
+      [answers[0]!, d1!],
+      [answers[3]!, d2!],
+    ] as const) {
+      expect(a.outcome === 'paid' && a.order).toEqual(await findOrder(h.service.svc.db, d.id));
+      const after = await footprint(d.id, p.id);
+      expect(after).toMatchObject({ status: 'paid', entries: 1, events: 2, queued: 1 });
+      expect(after.payment).toMatchObject({
+        amount_bani: price,
+        receipt_id: `wallet:${a.outcome === 'paid' && a.entryId}`,
+      });
+    }
+    const entries = await h.service.svc.db
+      .selectFrom('ledger_entries')
+      .select(['id', 'wallet', 'amount', 'balance_after', 'order_id'])
+      .where('partner_id', '=', p.id)
+      .where('kind', '=', 'payment')
+      .orderBy('id')
+      .execute();
+    expect(entries).toEqual([
+      { id: e1, wallet: 'promo', amount: -price, balance_after: 0, order_id: d1!.id },
+      { id: e2, wallet: 'online', amount: -price, balance_after: Math.floor(price / 2), order_id: d2!.id },
+    ]);
+    const wallet = await h.service.svc.db
+      .selectFrom('wallets')
+      .select(['promo', 'online'])
+      .where('partner_id', '=', p.id)
+      .executeTakeFirstOrThrow();
+    expect(wallet).toEqual({ promo: 0, online: Math.floor(price / 2) });
+    // What was refused or not covered is untouched, and the books reconcile.
+    expect(await untouched()).toEqual(before);
+    expect((await reconcile(h.service.svc.db)).differences).toEqual([]);
+  });
+
+  it('a batch whose statement fails runs each payment alone: only the payment that failed it fails', async () => {
+    const p = await partnerWith(10_000);
+    const drafts = [await rcaDraft(h, offer, p), await rcaDraft(h, offer, p), await rcaDraft(h, offer, p)];
+    const booking = (orderId: string, at = new Date()) => ({
+      partnerId: p.id,
+      rules: RULES,
+      reason: 'wallet payment',
+      actor: `partner:${p.id}`,
+      ...job(orderId, at),
+    });
+    // An instant that is no time fails the batch's statement, and then its own payment alone.
+    const results = await bookWalletPayments(h.service.svc.db, [
+      booking(drafts[0]!.id),
+      booking(drafts[1]!.id, new Date(Number.NaN)),
+      booking(drafts[2]!.id),
+    ]);
+    expect(results.map((r) => (r.ok ? r.value.outcome : 'failed'))).toEqual(['paid', 'failed', 'paid']);
+    expect((await footprint(drafts[1]!.id, p.id)).status).toBe('draft');
+    expect((await reconcile(h.service.svc.db)).differences).toEqual([]);
   });
 });
 

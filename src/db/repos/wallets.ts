@@ -152,20 +152,35 @@ export interface WalletPaymentRules {
   windows: ReadonlyMap<string, { from: number; until: number }>;
 }
 
+/** One payment of a batch: its order, the payment recorded on it, and its instant. */
+export interface WalletPaymentJob {
+  orderId: string;
+  /** The order's payment before the statement adds amount_bani, receipt_id and wallet. */
+  payment: Record<string, unknown>;
+  at: Date;
+}
+
+/** Who pays, by which rules, and what the order's event says: the same for every job of a batch. */
+interface WalletPayer {
+  partnerId: string;
+  rules: WalletPaymentRules;
+  reason: string;
+  actor: string;
+}
+
 /**
- * The wallet payment, in one round trip: one statement in its own transaction (autocommit), which
- * checks, pays and books, or changes nothing.
+ * One wallet payment, in one round trip: one statement, its own transaction (autocommit) on the
+ * service's database, which checks, pays and books, or changes nothing.
  *
  * It locks the order while it is this partner's unexpired draft and every check of decisions.md §5
- * that precedes the balance passes: the partner has a wallet, the operator's spending switch is not
- * off, the order's creation time lies in each of its products' payability windows (the RO tariff
- * switch), every product is wallet-eligible. Then it locks the wallet (order first, wallet second,
- * as everywhere); chooses the sub-wallet (promo when it alone covers the price, else online; this
- * is the only place that rule is written); moves the order draft → paid with its payment (the
- * receipt naming the ledger entry and the sub-wallet) and its event, as transition() does; debits
- * the sub-wallet and appends the ledger entry with its balance_after; queues the order for issuance
- * (the outbox); and answers the paid order. Either all of it happens or none: the debit is joined
- * to the order's move, the entry to the debit, and the statement is atomic.
+ * that precedes the balance passes ({@link payableGuards}). Then it locks the wallet (order first,
+ * wallet second, as everywhere); chooses the sub-wallet (promo when it alone covers the price, else
+ * online; this rule is written here and in {@link payOrdersFromWallet}); moves the order draft →
+ * paid with its payment (the receipt naming the ledger entry and the sub-wallet) and its event, as
+ * transition() does; debits the sub-wallet and appends the ledger entry with its balance_after;
+ * queues the order for issuance (the outbox); and answers the paid order. Either all of it happens
+ * or none: the debit is joined to the order's move, the entry to the debit, and the statement is
+ * atomic.
  *
  * Where a transaction took seven round trips (BEGIN, the read, the locking read, the job, the
  * booking, COMMIT), every payment of a partner queues on the wallet row only while the server runs
@@ -174,38 +189,62 @@ export interface WalletPaymentRules {
  * its receipt is `wallet:0`, from promo.
  */
 export async function payOrderFromWallet(
-  db: Kysely<DB>,
-  p: {
-    partnerId: string;
-    orderId: string;
-    rules: WalletPaymentRules;
-    /** The order's payment before the statement adds amount_bani, receipt_id and wallet. */
-    payment: Record<string, unknown>;
-    reason: string;
-    actor: string;
-    at: Date;
-  },
+  db: Conn,
+  p: WalletPayer & WalletPaymentJob,
 ): Promise<WalletPayment> {
   assertTransition('draft', 'paid');
-  const windows = [...p.rules.windows];
   const { rows } = await payStatement(db, {
+    ...guardArgs(p),
     id: p.orderId,
-    partnerId: p.partnerId,
     at: p.at,
-    spendingKey: p.rules.spendingKey,
-    eligible: p.rules.eligible,
-    windowProducts: windows.map(([product]) => product),
-    windowFrom: windows.map(([, w]) => instantText(w.from)),
-    windowUntil: windows.map(([, w]) => instantText(w.until)),
     payment: JSON.stringify(p.payment),
-    reason: p.reason,
-    actor: p.actor,
   });
-  const { _found, _wallet, _entry_id, _moved, _refused, ...order } = rows[0]!;
+  return outcome(rows[0]!, p.orderId);
+}
+
+/**
+ * Wallet payments of one partner, in one statement and one round trip (one commit on the service's
+ * database), each checked, paid and booked as {@link payOrderFromWallet} does it or not changed at
+ * all: one answer a job, in order. What a batch saves is a hot wallet's: one commit (one WAL flush)
+ * and one round trip a payment had bounded one wallet at 700 to 1 300 payments a second on these
+ * machines. A payment alone goes through payOrderFromWallet, whose statement costs the server less.
+ *
+ * It locks, in id order, each job's order while it is this partner's unexpired draft at the job's
+ * instant and the checks before the balance pass ({@link payableGuards}). An order named twice is
+ * paid at most once, by its first job; the second is refused, as it would be a moment later. Then
+ * it locks the wallet (orders first, wallet second, as everywhere, so two batches never wait on
+ * each other in a cycle), and goes through the locked orders in the jobs' order, choosing each
+ * one's sub-wallet over the balances the earlier ones left. A payment neither covers changes
+ * nothing, and the next is judged on the same balances. The wallet takes the last balances; each
+ * covered payment moves its order, appends its ledger entry with its balance_after (the entries'
+ * ids drawn in the payments' order: reconciliation's running sums follow ids), its event and its
+ * place in the outbox. The statement raises, changing nothing, if any covered payment was not
+ * booked whole.
+ */
+export async function payOrdersFromWallet(
+  db: Conn,
+  p: WalletPayer & { jobs: readonly WalletPaymentJob[] },
+): Promise<WalletPayment[]> {
+  assertTransition('draft', 'paid');
+  const { rows } = await payBatchStatement(db, {
+    ...guardArgs(p),
+    jobs: JSON.stringify(p.jobs.map((j) => ({ id: j.orderId, payment: j.payment, at: j.at.toISOString() }))),
+    ids: p.jobs.map((j) => j.orderId),
+  });
+  if (rows.length !== p.jobs.length)
+    throw new Error('the wallet payments statement answered another number of jobs');
+  return rows.map((row, i) => {
+    if (row._n !== i + 1) throw new Error('the wallet payments statement answered its jobs out of order');
+    return outcome(row, p.jobs[i]!.orderId);
+  });
+}
+
+function outcome(row: PayRow, orderId: string): WalletPayment {
+  const { _n, _found, _wallet, _entry_id, _moved, _refused, ...order } = row;
   if (!_found) return { outcome: 'refused' };
   if (!_wallet) return { outcome: 'insufficient' };
-  // The statement has committed by now: this only reports an order locked as a draft that did not move.
-  if (!_moved) throw new Error(`order ${p.orderId} changed under its row lock`);
+  // Never: the order was locked as a draft, and the statement raises when a covered one did not move.
+  if (!_moved) throw new Error(`order ${orderId} changed under its row lock`);
   return { outcome: 'paid', order, wallet: _wallet, entryId: _entry_id };
 }
 
@@ -213,29 +252,38 @@ export async function payOrderFromWallet(
 const instantText = (ms: number) =>
   Number.isFinite(ms) ? new Date(ms).toISOString() : ms > 0 ? 'infinity' : '-infinity';
 
-const payStatement = compiledOnce(
-  (
-    db,
-    a: {
-      id: string;
-      partnerId: string;
-      at: Date;
-      spendingKey: string;
-      eligible: readonly string[];
-      windowProducts: string[];
-      windowFrom: string[];
-      windowUntil: string[];
-      payment: string;
-      reason: string;
-      actor: string;
-    },
-  ) => {
-    const at = sql`${a.at}::timestamptz`;
-    const statement = sql<PayRow>`
-    with ol as (
-      select id, price from orders
-      where id = ${a.id} and partner_id = ${a.partnerId} and status = 'draft' and expires_at > ${at}
-        and exists (select 1 from wallets w where w.partner_id = ${a.partnerId})
+type GuardArgs = {
+  partnerId: string;
+  spendingKey: string;
+  eligible: readonly string[];
+  windowProducts: string[];
+  windowFrom: string[];
+  windowUntil: string[];
+  reason: string;
+  actor: string;
+};
+
+function guardArgs(p: WalletPayer): GuardArgs {
+  const windows = [...p.rules.windows];
+  return {
+    partnerId: p.partnerId,
+    spendingKey: p.rules.spendingKey,
+    eligible: p.rules.eligible,
+    windowProducts: windows.map(([product]) => product),
+    windowFrom: windows.map(([, w]) => instantText(w.from)),
+    windowUntil: windows.map(([, w]) => instantText(w.until)),
+    reason: p.reason,
+    actor: p.actor,
+  };
+}
+
+/**
+ * The checks of decisions.md §5 that precede the balance, on the row of `orders`: the partner has
+ * a wallet, the operator's spending switch is not off, every product is wallet-eligible, and the
+ * order's creation time lies in each of its products' payability windows (the RO tariff switch).
+ */
+const payableGuards = (a: GuardArgs) => sql<boolean>`
+        exists (select 1 from wallets w where w.partner_id = ${a.partnerId})
         and coalesce((select s.value from settings s where s.key = ${a.spendingKey}), 'true') <> 'false'::jsonb
         and not exists (
           select 1 from order_items i
@@ -244,7 +292,15 @@ const payStatement = compiledOnce(
           select 1 from order_items i
           join unnest(${a.windowProducts}::text[], ${a.windowFrom}::timestamptz[], ${a.windowUntil}::timestamptz[])
             as r (product, from_at, until_at) on r.product = i.product
-          where i.order_id = orders.id and not (orders.created_at >= r.from_at and orders.created_at < r.until_at))
+          where i.order_id = orders.id and not (orders.created_at >= r.from_at and orders.created_at < r.until_at))`;
+
+const payStatement = compiledOnce((db, a: GuardArgs & { id: string; at: Date; payment: string }) => {
+  const at = sql`${a.at}::timestamptz`;
+  const statement = sql<PayRow>`
+    with ol as (
+      select id, price from orders
+      where id = ${a.id} and partner_id = ${a.partnerId} and status = 'draft' and expires_at > ${at}
+        and ${payableGuards(a)}
       for update
     ), w as (
       select ol.price,
@@ -286,7 +342,7 @@ const payStatement = compiledOnce(
     ), q as (
       insert into issuance_outbox (order_id, queued_at) select o.id, ${at} from o
     )
-    select exists (select 1 from ol) as _found, x.sub as _wallet, x.entry_id as _entry_id,
+    select 1 as _n, exists (select 1 from ol) as _found, x.sub as _wallet, x.entry_id as _entry_id,
            exists (select 1 from e) as _moved,
            -- Never true; if it were, the statement raises and nothing of it commits.
            case when exists (select 1 from o) <> exists (select 1 from e)
@@ -294,12 +350,105 @@ const payStatement = compiledOnce(
                 then polita_refuse('wallet payment not booked whole: ' || ${a.id}) end as _refused,
            o.*
     from (select) one left join x on true left join o on true`;
-    return { compile: () => statement.compile(db) };
-  },
-);
+  return { compile: () => statement.compile(db) };
+});
 
-/** The statement's one row: what it did, and the paid order's columns (null when it changed nothing). */
+const payBatchStatement = compiledOnce((db, a: GuardArgs & { jobs: string; ids: string[] }) => {
+  const statement = sql<PayRow>`
+    with recursive job as (
+      select n, j->>'id' as id, j->'payment' as payment, (j->>'at')::timestamptz as at
+      from jsonb_array_elements(${a.jobs}::jsonb) with ordinality as r (j, n)
+    ), first_job as (
+      select distinct on (id) id, n, payment, at from job order by id, n
+    ), ol as (
+      select orders.id, orders.price, first_job.n, first_job.payment, first_job.at
+      from orders join first_job on first_job.id = orders.id
+      -- The ids as an array parameter too, so that the orders are found by their key: the planner
+      -- cannot see how few the jobs' rows are, and would otherwise walk every open draft.
+      where orders.id = any (${a.ids}::text[])
+        and orders.partner_id = ${a.partnerId} and orders.status = 'draft' and orders.expires_at > first_job.at
+        and ${payableGuards(a)}
+      order by orders.id
+      for update of orders
+    ), wl as (
+      select promo, online from wallets
+      where partner_id = ${a.partnerId} and exists (select 1 from ol)
+      for update
+    ), seq as (
+      select row_number() over (order by n) as k, id, n, price, payment, at from ol
+    ), fold (k, sub, promo, online) as (
+      -- The balances after each payment in the jobs' order, and the sub-wallet each was taken from.
+      select 0::bigint, null::text, promo, online from wl
+      union all
+      select s.k, c.sub,
+             f.promo - case when c.sub = 'promo' then s.price else 0 end,
+             f.online - case when c.sub = 'online' then s.price else 0 end
+      from fold f join seq s on s.k = f.k + 1
+      cross join lateral (
+        select case when f.promo >= s.price then 'promo' when f.online >= s.price then 'online' end as sub) c
+    ), x as (
+      -- The entries' ids drawn in the payments' order: a volatile output is computed after the sort.
+      select s.k, s.id, s.n, s.price, s.payment, s.at, f.sub,
+             case f.sub when 'promo' then f.promo when 'online' then f.online end as balance_after,
+             case when f.sub is not null and s.price > 0
+                  then nextval('ledger_entries_id_seq'::regclass) end as entry_id
+      from fold f join seq s on s.k = f.k
+      order by s.k
+    ), o as (
+      update orders set
+        status = 'paid',
+        payment = x.payment || jsonb_build_object(
+          'amount_bani', x.price, 'receipt_id', 'wallet:' || coalesce(x.entry_id, 0), 'wallet', x.sub),
+        payment_method = 'wallet',
+        paid_at = x.at,
+        updated_at = x.at
+      from x where orders.id = x.id and orders.status = 'draft' and x.sub is not null
+        and orders.id = any (${a.ids}::text[])
+      returning orders.*
+    ), booked as (
+      select x.* from x join o on o.id = x.id where x.entry_id is not null
+    ), last as (
+      select promo, online from fold order by k desc limit 1
+    ), d as (
+      update wallets set promo = last.promo, online = last.online,
+                         updated_at = (select max(at) from booked)
+      from last where wallets.partner_id = ${a.partnerId} and exists (select 1 from booked)
+      returning 1
+    ), l as (
+      insert into ledger_entries
+        (id, partner_id, wallet, amount, balance_after, kind, order_id, reference, actor, created_at)
+      select entry_id, ${a.partnerId}, sub, -price, balance_after, 'payment', id, null, ${a.actor}, at
+      from booked
+      returning 1
+    ), e as (
+      insert into order_events (order_id, from_status, to_status, reason, actor, at)
+      select o.id, 'draft', 'paid', ${a.reason}::text, ${a.actor}::text, x.at from o join x on x.id = o.id
+      returning order_id
+    ), q as (
+      insert into issuance_outbox (order_id, queued_at) select o.id, x.at from o join x on x.id = o.id
+    ), whole as (
+      -- Never false; if it were, the statement raises and nothing of it commits.
+      select (select count(*) from o) = (select count(*) from x where sub is not null)
+         and (select count(*) from e) = (select count(*) from o)
+         and (select count(*) from l) = (select count(*) from booked)
+         and (select count(*) from d) = (case when exists (select 1 from booked) then 1 else 0 end) as ok
+    )
+    select job.n as _n, x.id is not null as _found, x.sub as _wallet, x.entry_id as _entry_id,
+           e.order_id is not null as _moved,
+           case when not whole.ok
+                then polita_refuse('wallet payments not booked whole for partner ' || ${a.partnerId}) end as _refused,
+           o.*
+    from job cross join whole
+    left join x on x.n = job.n
+    left join o on o.id = x.id
+    left join e on e.order_id = x.id
+    order by job.n`;
+  return { compile: () => statement.compile(db) };
+});
+
+/** A statement's row for each job: what it did, and the paid order's columns (null when it changed nothing). */
 type PayRow = {
+  _n: number;
   _found: boolean;
   _wallet: SpendableWallet | null;
   _entry_id: number | null;
