@@ -107,14 +107,16 @@ async function demoOrders(url: string, partner: string): Promise<string[]> {
       'select id from orders where partner_id = $1 order by random() limit $2',
       [partner, IDS],
     );
-    const id = rows[0]?.id ?? '';
-    // The statement of src/db/repos/orders.ts findOrderWithItems: the order and its items.
+    // The statement of src/db/repos/orders.ts findOrderWithItems: the orders asked for during one
+    // turn of the event loop, with their items; at 50 connections, up to 50 of them.
+    const batch = rows.slice(0, 50).map((r) => r.id);
     for (const q of [
       `select orders.*, (select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i
-       where i.order_id = orders.id) as _items from orders where id = $1`,
+       where i.order_id = orders.id) as _items from orders where id = any($1::text[])`,
     ]) {
-      const plan = await c.query<{ 'QUERY PLAN': string }>(`explain ${q}`, [id]);
-      const text = plan.rows.map((r) => r['QUERY PLAN']).join(' / ');
+      const plan = await c.query<{ 'QUERY PLAN': string }>(`explain ${q}`, [batch]);
+      // The ids' literal array shown as the parameter it is.
+      const text = plan.rows.map((r) => r['QUERY PLAN'].replace(/'\{[^}]*\}'::text\[\]/g, '$$1')).join(' / ');
       console.log(`  ${/Seq Scan/.test(text) ? 'SEQ SCAN! ' : ''}explain ${q}: ${text}`);
     }
     return rows.map((r) => r.id);
