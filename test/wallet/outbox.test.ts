@@ -255,6 +255,37 @@ describe('a batch of one partner’s wallet payments in one statement', () => {
     expect((await reconcile(h.service.svc.db)).differences).toEqual([]);
   });
 
+  it('books the entries of one sub-wallet in the jobs’ order, not the orders’ id order, and refuses ids that are no order of any kind', async () => {
+    const p = await h.newPartner();
+    const drafts: { id: string; price: number }[] = [];
+    for (let i = 0; i < 6; i++) drafts.push(await rcaDraft(h, offer, p));
+    const total = drafts.reduce((sum, d) => sum + bani(d.price), 0);
+    await credit(h, p.id, 'online', total / 100);
+    // Ids sorted one way, paid the other: the statement locks by id and must book by arrival.
+    const arrival = [...drafts].sort((a, b) => (a.id < b.id ? 1 : -1));
+    const odd = [`x'"\\é😀`, 'NO-SUCH-ORDER'];
+    const answers = await payOrdersFromWallet(h.service.svc.db, {
+      partnerId: p.id,
+      rules: RULES,
+      reason: 'wallet payment',
+      actor: `partner:${p.id}`,
+      jobs: [job(odd[0]!), ...arrival.map((d) => job(d.id)), job(odd[1]!)],
+    });
+    expect(answers.map((a) => a.outcome)).toEqual(['refused', ...arrival.map(() => 'paid'), 'refused']);
+    const entries = await h.service.svc.db
+      .selectFrom('ledger_entries')
+      .select(['order_id', 'balance_after'])
+      .where('partner_id', '=', p.id)
+      .where('kind', '=', 'payment')
+      .orderBy('id')
+      .execute();
+    expect(entries.map((e) => e.order_id)).toEqual(arrival.map((d) => d.id));
+    let left = total;
+    expect(entries.map((e) => e.balance_after)).toEqual(arrival.map((d) => (left -= bani(d.price))));
+    expect(left).toBe(0);
+    expect((await reconcile(h.service.svc.db)).differences).toEqual([]);
+  });
+
   it('a batch whose statement fails runs each payment alone: only the payment that failed it fails', async () => {
     const p = await partnerWith(10_000);
     const drafts = [await rcaDraft(h, offer, p), await rcaDraft(h, offer, p), await rcaDraft(h, offer, p)];
@@ -265,7 +296,7 @@ describe('a batch of one partner’s wallet payments in one statement', () => {
       actor: `partner:${p.id}`,
       ...job(orderId, at),
     });
-    // An instant that is no time fails the batch's statement, and then its own payment alone.
+    // An instant that is no time fails the batch (before it reaches the server), then its own payment alone.
     const results = await bookWalletPayments(h.service.svc.db, [
       booking(drafts[0]!.id),
       booking(drafts[1]!.id, new Date(Number.NaN)),
