@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
+import { andThen, type MaybePromise } from '../domain/maybe-promise.ts';
 import { formatAmount } from '../domain/money.ts';
 import { endDateForDays } from '../domain/time.ts';
 import { EU_CATEGORIES, normalisePlate, type EuCategory } from '../domain/vehicle.ts';
@@ -145,14 +146,11 @@ const priceOf = (ctx: ProductContext, cat: EuCatalogue, o: ValidityOption, k: Ve
   return amount === undefined ? null : eurPrice(ctx, amount, cat.currency, cat.fee);
 };
 
-function quoteProfile(
-  ctx: ProductContext,
-  req: Static<typeof quoteSchema>,
-): Promise<Profile | null> | Profile | null {
+function quoteProfile(ctx: ProductContext, req: Static<typeof quoteSchema>): MaybePromise<Profile | null> {
   if (req.vehicle && req.foreign_vehicle)
     throw productRule('Send either vehicle or foreign_vehicle, not both');
   if (req.vehicle) {
-    return requireVehicle(ctx, req.vehicle).then((v) => ({
+    return andThen(requireVehicle(ctx, req.vehicle), (v) => ({
       category: v.category,
       massKg: v.maxMassKg,
       places: v.seats,
