@@ -1,6 +1,15 @@
 import pg from 'pg';
 import { runScript, type Running } from './processes.ts';
-import { fmt, pooled, signedLoad, warmUp, type Context, type Load, type Scenario } from './scenarios.ts';
+import {
+  fmt,
+  pooled,
+  quantile,
+  signedLoad,
+  warmUp,
+  type Context,
+  type Load,
+  type Scenario,
+} from './scenarios.ts';
 
 /** How many orders the second window runs with (BENCH_ORDERS_LARGE, default 1 000 000); the first, 10 000. */
 export const ORDERS_SMALL = 10_000;
@@ -47,6 +56,12 @@ export const getOrder: Scenario = {
           windows[size].push(await (size === 'small' ? small : large)(seconds));
         }
       }
+      // The verdict is on the pooled replies; each window's p99 beside it tells a window the machine
+      // stalled (one p99 far from its three siblings) from a difference between the databases.
+      const p99s = (loads: Load[]) => loads.map((l) => fmt(quantile(l.latencies, 0.99), 1)).join(', ');
+      console.log(
+        `  get-order p99 of each window, ms, in order: ${fmt(ORDERS_SMALL)} orders ${p99s(windows.small)}; ${fmt(ORDERS_LARGE)} orders ${p99s(windows.large)}`,
+      );
       const rows = {
         small: { ...pooled(windows.small), label: `, ${fmt(ORDERS_SMALL)} orders` },
         large: { ...pooled(windows.large), label: `, ${fmt(ORDERS_LARGE)} orders` },
