@@ -36,10 +36,10 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 const answers = async () => {
-  const out: Record<string, { status: number; body: unknown }> = {};
+  const out: Record<string, { status: number; type: unknown; body: unknown }> = {};
   for (const [name, body] of Object.entries(BODIES)) {
     const res = await h.call('get-offers', body);
-    out[name] = { status: res.status, body: res.body };
+    out[name] = { status: res.status, type: res.headers['content-type'], body: res.body };
   }
   return out;
 };
@@ -48,8 +48,12 @@ describe('get-offers, its values at hand or awaited', () => {
   it('answers the same when the vehicle registry answers later', async () => {
     const atHand = await answers();
     expect(atHand['rca offers']!.status).toBe(200);
+    // Offers and refusals alike are JSON (a refusal's type is the error mapper's, not the offers').
+    for (const answer of Object.values(atHand))
+      expect(answer.type).toMatch(/^application\/json; charset=utf-8$/);
     expect(atHand['rca, unknown vehicle (404)']).toEqual({
       status: 404,
+      type: 'application/json; charset=utf-8',
       body: { statusCode: 404, error: 'Vehicle not found', message: 'Vehicle not found' },
     });
     expect(atHand['rca, idnx with a wrong check digit (400)']!.status).toBe(400);
@@ -90,7 +94,9 @@ describe('get-offers, its values at hand or awaited', () => {
       // Due for a re-read: each request below is the one that reads the offset again.
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       const res = await h.call('get-offers', body);
-      expect({ status: res.status, body: res.body }, name).toEqual(expected[name]);
+      expect({ status: res.status, type: res.headers['content-type'], body: res.body }, name).toEqual(
+        expected[name],
+      );
     }
     const offers = (expected['rca offers']!.body as { offers: { min_start_date: string }[] }).offers;
     expect(offers.map((o) => o.min_start_date)).toEqual(offers.map(() => '2026-11-23'));
