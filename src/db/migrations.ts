@@ -383,4 +383,19 @@ create table webhook_outbox (
 );
 `,
   },
+  {
+    version: 15,
+    name: 'hash indexes for reads by order id',
+    sql: `
+-- get-order reads the orders of one turn by id (id = any($1)) and each one's items by order_id. A
+-- b-tree grows a level as the table grows (two levels at 10 000 orders, three at a million), and
+-- each id descends both trees: 384 buffers a batch of 50 at a million orders against 299 at 10 000,
+-- p50 1.10 ms against 0.90. A hash index finds a key in one bucket page at any size (214 against
+-- 194 buffers, 0.87 ms against 0.81). The primary keys stay: only a b-tree enforces uniqueness and
+-- keeps the (order_id, idx) order. Built under the migrations' lock, which blocks writes to the
+-- tables while it runs (seconds on a million orders).
+create index orders_id_hash on orders using hash (id);
+create index order_items_order_hash on order_items using hash (order_id);
+`,
+  },
 ];

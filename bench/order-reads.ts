@@ -1,0 +1,132 @@
+import pg from 'pg';
+import { openDatabase } from '../src/db/database.ts';
+import { seedOrders } from '../scripts/seed-orders.ts';
+import { scratchDatabase, settle } from './anchors.ts';
+import { fmt, quantile } from './scenarios.ts';
+
+/**
+ * `npm run bench:reads`: get-order's statement alone, on two scratch databases of BENCH_PG (10 000
+ * orders and BENCH_ORDERS_LARGE, default 1 000 000, filled as `npm run seed:orders` fills them),
+ * with the hash indexes of migration 15 and without them (dropped inside a transaction that is
+ * rolled back): the shared buffers one batch of 50 ids touches (EXPLAIN (ANALYZE, BUFFERS)) and the
+ * statement's time from this process, one connection, prepared, as the service sends it. The four
+ * cells are measured in turn, ROUNDS times, so all of them sample the same minutes of the machine.
+ */
+const SERVER = process.env.BENCH_PG || 'postgres://postgres@127.0.0.1:5432/postgres';
+const SIZES = [10_000, Number(process.env.BENCH_ORDERS_LARGE || 1_000_000)];
+const BATCH = 50;
+const STATEMENTS = 1_000;
+const ROUNDS = 4;
+/** ordersWithItemsStatement of src/db/repos/orders.ts, as the batched read sends it. */
+const READ = `select orders.*, (select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i
+  where i.order_id = orders.id) as _items from orders where id = any($1::text[])`;
+const HASH_INDEXES = ['orders_id_hash', 'order_items_order_hash'];
+
+interface Cell {
+  label: string;
+  times: number[];
+  buffers: number[];
+}
+
+async function seeded(url: string, orders: number): Promise<string[]> {
+  const database = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 1 });
+  try {
+    const now = new Date();
+    await database.db
+      .insertInto('partners')
+      .values({ id: 'demo', name: 'Demo', webhook_url: null, created_at: now, updated_at: now })
+      .execute();
+    await seedOrders(database.db, { orders, partner: 'demo' });
+  } finally {
+    await database.close();
+  }
+  await settle(url);
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    // As the get-order bench asks: as many ids on both sizes, all of the small one's demo orders.
+    const { rows } = await c.query<{ id: string }>(
+      `select id from orders where partner_id = 'demo' order by random() limit $1`,
+      [SIZES[0]! / 5],
+    );
+    return rows.map((r) => r.id);
+  } finally {
+    await c.end();
+  }
+}
+
+/** One round of one cell: STATEMENTS reads of BATCH random ids, in a transaction rolled back. */
+async function measure(url: string, ids: string[], hash: boolean, cell: Cell, round: number) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const pick = () => Array.from({ length: BATCH }, () => ids[Math.floor(Math.random() * ids.length)]);
+  try {
+    await c.query('begin');
+    if (!hash) await c.query(`drop index ${HASH_INDEXES.join(', ')}`);
+    const name = `read_${hash ? 'hash' : 'btree'}_${round}`;
+    for (let i = 0; i < STATEMENTS / 4; i++) await c.query({ name, text: READ, values: [pick()] }); // warm
+    for (let i = 0; i < STATEMENTS; i++) {
+      const started = performance.now();
+      await c.query({ name, text: READ, values: [pick()] });
+      cell.times.push(performance.now() - started);
+    }
+    for (let i = 0; i < 5; i++) {
+      const plan = await c.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${READ}`, [pick()]);
+      const hits = /shared hit=(\d+)/.exec(plan.rows.map((r) => r['QUERY PLAN']).join('\n'));
+      cell.buffers.push(Number(hits?.[1] ?? NaN));
+      if (i === 0 && round === 0) {
+        const text = plan.rows.map((r) => r['QUERY PLAN']).filter((l) => /Scan/.test(l));
+        console.log(`  ${cell.label}: ${text.map((l) => l.trim().replace(/\s*\(.*$/, '')).join(' / ')}`);
+      }
+    }
+  } finally {
+    await c.query('rollback').catch(() => {});
+    await c.end();
+  }
+}
+
+async function main() {
+  console.log(
+    `get-order's statement, ${BATCH} ids a statement, ${STATEMENTS} statements a cell in each of ${ROUNDS} rounds, on ${SERVER.replace(/\/\/[^@]*@/, '//')}`,
+  );
+  await scratchDatabase(SERVER, 'bench_reads_small', (small) =>
+    scratchDatabase(SERVER, 'bench_reads_large', async (large) => {
+      const databases = [
+        { orders: SIZES[0]!, url: small, ids: await seeded(small, SIZES[0]!) },
+        { orders: SIZES[1]!, url: large, ids: await seeded(large, SIZES[1]!) },
+      ];
+      console.log(`  seeded ${databases.map((d) => fmt(d.orders)).join(' and ')} orders`);
+      const cells = databases.flatMap((d) =>
+        [true, false].map((hash) => ({
+          d,
+          hash,
+          cell: {
+            label: `${fmt(d.orders)} orders, ${hash ? 'hash' : 'b-tree'}`,
+            times: [],
+            buffers: [],
+          } as Cell,
+        })),
+      );
+      for (let round = 0; round < ROUNDS; round++) {
+        // Each round in the other direction, so no cell always follows the same one.
+        for (const x of round % 2 === 0 ? cells : [...cells].reverse()) {
+          await measure(x.d.url, x.d.ids, x.hash, x.cell, round);
+        }
+      }
+      console.log('\n| database | index | buffers a statement (median) | p50 ms | p99 ms |');
+      console.log('| --- | --- | --- | --- | --- |');
+      for (const { d, hash, cell } of cells) {
+        const t = [...cell.times].sort((a, b) => a - b);
+        const b = [...cell.buffers].sort((x, y) => x - y);
+        console.log(
+          `| ${fmt(d.orders)} orders | ${hash ? 'hash (migration 15)' : 'b-tree (primary keys)'} | ${b[Math.floor(b.length / 2)]} | ${fmt(quantile(t, 0.5), 3)} | ${fmt(quantile(t, 0.99), 3)} |`,
+        );
+      }
+    }),
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
