@@ -389,13 +389,14 @@ create table webhook_outbox (
     sql: `
 -- get-order reads the orders of one turn by id (id = any($1)) and each one's items by order_id. A
 -- b-tree grows a level as the table grows (two levels at 10 000 orders, three at a million), and
--- each id descends both trees: 384 buffers a batch of 50 at a million orders against 299 at 10 000,
--- p50 1.10 ms against 0.90. A hash index finds a key in one bucket page at any size (214 against
--- 194 buffers, 0.87 ms against 0.81). The primary keys stay: only a b-tree enforces uniqueness and
--- keeps the (order_id, idx) order. Built under the migrations' lock, which blocks writes to the
--- tables while it runs (seconds on a million orders).
-create index orders_id_hash on orders using hash (id);
-create index order_items_order_hash on order_items using hash (order_id);
+-- each id descends both trees: 400 shared buffers a batch of 50 at a million orders against 293 at
+-- 10 000, p50 1.04 ms against 0.78 (npm run bench:reads, README "Reads by order id"). A hash index
+-- finds a key in one bucket page at any size: 232 against 248 buffers, 0.86 ms against 0.73. The
+-- primary keys stay: only a b-tree enforces uniqueness and keeps the (order_id, idx) order.
+-- 'if not exists': an operator may build them beforehand with create index concurrently under the
+-- same names; otherwise writes to both tables wait for the build (about 4 s a million orders).
+create index if not exists orders_id_hash on orders using hash (id);
+create index if not exists order_items_order_hash on order_items using hash (order_id);
 `,
   },
 ];
