@@ -117,13 +117,13 @@ async function main() {
           await measure(x.d.url, x.d.ids, x.hash, x.cell, round);
         }
       }
-      console.log('\n| database | index | buffers a statement (median) | p50 ms | p99 ms |');
+      console.log('\n| database | indexes | shared buffers a statement (median) | p50 ms | p99 ms |');
       console.log('| --- | --- | --- | --- | --- |');
       for (const { d, hash, cell } of cells) {
         const t = [...cell.times].sort((a, b) => a - b);
         const b = [...cell.buffers].sort((x, y) => x - y);
         console.log(
-          `| ${fmt(d.orders)} orders | ${hash ? 'hash (migration 15)' : 'b-tree (primary keys)'} | ${b[Math.floor(b.length / 2)]} | ${fmt(quantile(t, 0.5), 3)} | ${fmt(quantile(t, 0.99), 3)} |`,
+          `| ${fmt(d.orders)} orders | ${hash ? "with migration 15's" : 'primary keys only'} | ${b[Math.floor(b.length / 2)]} | ${fmt(quantile(t, 0.5), 3)} | ${fmt(quantile(t, 0.99), 3)} |`,
         );
       }
     }),
