@@ -20,7 +20,14 @@ export const ORDERS_LARGE = Number(process.env.BENCH_ORDERS_LARGE || 1_000_000);
  * table's size differs between the rows. With 5 000 on the large one against the small one's 2 000,
  * the large one's requests also touched two and a half times the pages.
  */
-const IDS = ORDERS_SMALL / 5;
+export const IDS = ORDERS_SMALL / 5;
+
+/**
+ * The statement of src/db/repos/orders.ts ordersWithItemsStatement: the orders asked for during one
+ * turn of the event loop, with their items; at 50 connections, up to 50 of them.
+ */
+export const READ_STATEMENT = `select orders.*, (select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i
+       where i.order_id = orders.id) as _items from orders where id = any($1::text[])`;
 
 /** Windows of each database, taken in turn, each 1/ROUNDS of BENCH_SECONDS (at least 2 s). */
 const ROUNDS = 4;
@@ -118,24 +125,25 @@ async function demoOrders(url: string, partner: string): Promise<string[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    const { rows } = await c.query<{ id: string }>(
-      'select id from orders where partner_id = $1 order by random() limit $2',
-      [partner, IDS],
-    );
-    // The statement of src/db/repos/orders.ts findOrderWithItems: the orders asked for during one
-    // turn of the event loop, with their items; at 50 connections, up to 50 of them.
-    const batch = rows.slice(0, 50).map((r) => r.id);
-    for (const q of [
-      `select orders.*, (select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i
-       where i.order_id = orders.id) as _items from orders where id = any($1::text[])`,
-    ]) {
+    const ids = await randomOrderIds(c, partner);
+    const batch = ids.slice(0, 50);
+    for (const q of [READ_STATEMENT]) {
       const plan = await c.query<{ 'QUERY PLAN': string }>(`explain ${q}`, [batch]);
       // The ids' literal array shown as the parameter it is.
       const text = plan.rows.map((r) => r['QUERY PLAN'].replace(/'\{[^}]*\}'::text\[\]/g, '$$1')).join(' / ');
       console.log(`  ${/Seq Scan/.test(text) ? 'SEQ SCAN! ' : ''}explain ${q}: ${text}`);
     }
-    return rows.map((r) => r.id);
+    return ids;
   } finally {
     await c.end();
   }
+}
+
+/** IDS of the partner's orders, in random order: what both get-order windows ask for. */
+export async function randomOrderIds(c: pg.Client, partner: string): Promise<string[]> {
+  const { rows } = await c.query<{ id: string }>(
+    'select id from orders where partner_id = $1 order by random() limit $2',
+    [partner, IDS],
+  );
+  return rows.map((r) => r.id);
 }

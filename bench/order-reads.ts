@@ -2,6 +2,7 @@ import pg from 'pg';
 import { openDatabase } from '../src/db/database.ts';
 import { seedOrders } from '../scripts/seed-orders.ts';
 import { scratchDatabase, settle } from './anchors.ts';
+import { ORDERS_LARGE, ORDERS_SMALL, randomOrderIds, READ_STATEMENT } from './get-order.ts';
 import { fmt, quantile } from './scenarios.ts';
 
 /**
@@ -13,13 +14,10 @@ import { fmt, quantile } from './scenarios.ts';
  * cells are measured in turn, ROUNDS times, so all of them sample the same minutes of the machine.
  */
 const SERVER = process.env.BENCH_PG || 'postgres://postgres@127.0.0.1:5432/postgres';
-const SIZES = [10_000, Number(process.env.BENCH_ORDERS_LARGE || 1_000_000)];
+const SIZES = [ORDERS_SMALL, ORDERS_LARGE];
 const BATCH = 50;
 const STATEMENTS = 1_000;
 const ROUNDS = 4;
-/** ordersWithItemsStatement of src/db/repos/orders.ts, as the batched read sends it. */
-const READ = `select orders.*, (select coalesce(json_agg(i order by i.idx), '[]'::json) from order_items i
-  where i.order_id = orders.id) as _items from orders where id = any($1::text[])`;
 const HASH_INDEXES = ['orders_id_hash', 'order_items_order_hash'];
 
 interface Cell {
@@ -45,11 +43,7 @@ async function seeded(url: string, orders: number): Promise<string[]> {
   await c.connect();
   try {
     // As the get-order bench asks: as many ids on both sizes, all of the small one's demo orders.
-    const { rows } = await c.query<{ id: string }>(
-      `select id from orders where partner_id = 'demo' order by random() limit $1`,
-      [SIZES[0]! / 5],
-    );
-    return rows.map((r) => r.id);
+    return await randomOrderIds(c, 'demo');
   } finally {
     await c.end();
   }
@@ -64,17 +58,19 @@ async function measure(url: string, ids: string[], hash: boolean, cell: Cell, ro
     await c.query('begin');
     if (!hash) await c.query(`drop index ${HASH_INDEXES.join(', ')}`);
     const name = 'read'; // a connection of its own per cell and round
-    for (let i = 0; i < STATEMENTS / 4; i++) await c.query({ name, text: READ, values: [pick()] }); // warm
+    for (let i = 0; i < STATEMENTS / 4; i++) await c.query({ name, text: READ_STATEMENT, values: [pick()] }); // warm
     for (let i = 0; i < STATEMENTS; i++) {
       const started = performance.now();
-      await c.query({ name, text: READ, values: [pick()] });
+      await c.query({ name, text: READ_STATEMENT, values: [pick()] });
       cell.times.push(performance.now() - started);
     }
     // EXPLAIN plans for these ids (a custom plan); the timed statement may run PostgreSQL's generic
     // plan after its fifth execution. On a million orders both take the same scans (checked with
     // plan_cache_mode = force_generic_plan: the two hash indexes).
     for (let i = 0; i < 5; i++) {
-      const plan = await c.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${READ}`, [pick()]);
+      const plan = await c.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${READ_STATEMENT}`, [
+        pick(),
+      ]);
       // The top node's line counts its subplan's buffers too; read= is there only on a cold cache.
       const hits = /shared hit=(\d+)(?: read=(\d+))?/.exec(plan.rows.map((r) => r['QUERY PLAN']).join('\n'));
       if (hits) cell.buffers.push(Number(hits[1]) + Number(hits[2] ?? 0));
