@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeader } from '../../src/signature.ts';
 import { payment, rcaItem, startHarness, type Harness } from '../support/harness.ts';
-import { readmeExamples } from '../support/readme.ts';
+import { guideExamples } from '../support/readme.ts';
 
 /**
  * A seeded fuzz of every /v1 and /admin route (issue 12): valid requests taken apart and put back
@@ -174,12 +174,12 @@ describe(`a seeded fuzz of every /v1 and /admin route (seed ${SEED})`, () => {
           '%ED%A0%80',
         ]),
       ).replace('%2500', '%00');
-    const createSeeds = readmeExamples('create-order').map((l) => JSON.parse(l) as unknown);
+    const createSeeds = guideExamples('create-order').map((l) => JSON.parse(l) as unknown);
     const routes: Route[] = [
       {
         method: 'POST',
         url: '/v1/get-offers',
-        seeds: readmeExamples('get-offers').map((l) => JSON.parse(l) as unknown),
+        seeds: guideExamples('get-offers').map((l) => JSON.parse(l) as unknown),
         partner: true,
       },
       { method: 'POST', url: '/v1/create-order', seeds: createSeeds, partner: true },

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import fastJson from 'fast-json-stringify';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deepFreeze } from '../../src/domain/freeze.ts';
 import { compileJsonWriter } from '../../src/http/json-writer.ts';
 import { quoteResponseOf, sharedSchemas } from '../../src/http/schemas.ts';
 import { signatureHeader } from '../../src/signature.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { guideExamples } from '../support/readme.ts';
 
 type Schema = Record<string, unknown>;
 const shared = sharedSchemas as unknown as Schema[];
@@ -22,13 +22,7 @@ describe('json-writer', () => {
   });
   afterAll(() => h?.close());
 
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const block = readme.split('```jsonc').find((b) => b.trimStart().startsWith('// get-offers'))!;
-  const bodies = block
-    .split('```')[0]!
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l.startsWith('{'));
+  const bodies = guideExamples('get-offers');
 
   const offers = (payload: string) =>
     h.service.app.inject({
@@ -42,7 +36,7 @@ describe('json-writer', () => {
     });
 
   it.each(bodies)(
-    'answers each README get-offers example as fast-json-stringify would: %s',
+    'answers each partner guide get-offers example as fast-json-stringify would: %s',
     async (payload) => {
       const res = await offers(payload);
       expect(res.statusCode, res.body).toBe(200);

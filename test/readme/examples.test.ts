@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.ts';
-import { readmeExamples as examples, readmeProducts } from '../support/readme.ts';
+import { guideExamples as examples, guideProducts } from '../support/readme.ts';
 
 /**
- * Every example request the README shows must work, and answer what the README says it answers:
+ * Every example request the partner guide shows must work, and answer what the guide says it answers:
  * each get-offers body answers offers carrying the fields of the products table's "offers carry"
- * column, priced in MDL; each create-order body answers a draft shaped as the README shows it
+ * column, priced in MDL; each create-order body answers a draft shaped as the guide shows it
  * (`{"id":"IAI123456ABC","status":"draft",…,"price":1512,"currency":"MDL"}`), with the fields the
- * table says the answer has. On the day the README's dates are written for; prices are not
+ * table says the answer has. On the day the guide's dates are written for; prices are not
  * compared, as they follow the tariffs.
  */
 let h: Harness;
@@ -17,15 +17,15 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-const products = readmeProducts();
+const products = guideProducts();
 const documented = (product: string) => {
   const p = products.get(product);
-  if (!p) throw new Error(`README's products table has no row for ${product}`);
+  if (!p) throw new Error(`the partner guide's products table has no row for ${product}`);
   return p;
 };
 type Offer = Record<string, unknown>;
 
-describe('README examples', () => {
+describe('partner guide examples', () => {
   it('cover every product of the table', () => {
     const quoted = examples('get-offers').map((b) => (JSON.parse(b) as { product: string }).product);
     expect(quoted.sort()).toEqual([...products.keys()].sort());
@@ -55,7 +55,7 @@ describe('README examples', () => {
     const res = await h.call('create-order', body);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({
-      id: expect.stringMatching(/^[A-Z]{3}\d{6}[A-Z]{3}$/), // the form of the README's IAI123456ABC
+      id: expect.stringMatching(/^[A-Z]{3}\d{6}[A-Z]{3}$/), // the form of the guide's IAI123456ABC
       status: 'draft',
       description: expect.any(String),
       price: expect.any(Number),

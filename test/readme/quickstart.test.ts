@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.ts';
 
@@ -65,4 +66,24 @@ it('a receiver verifies the test event and the completed event of the quickstart
     new RegExp(`completed ${id} \\(event evt_`).exec(receiver.output()),
   );
   expect(receiver.output()).not.toMatch(/refused/);
+});
+
+it('the receiver without the SDK verifies a test event and refuses a tampered one', async () => {
+  const receiver = example('webhook-receiver-plain.mjs');
+  const [, url] = await until('the receiver', () => /receiving webhooks on (\S+)/.exec(receiver.output()));
+  const patched = await h.admin('PATCH', `/admin/partners/${h.demo.id}`, { webhook_url: url });
+  expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+  const test = await h.admin('POST', `/admin/partners/${h.demo.id}/webhook-test`);
+  expect(test.body).toMatchObject({ delivered: true, httpStatus: 204 });
+  await until('the test event', () => /test TST000000TST \(event evt_/.exec(receiver.output()));
+
+  const t = Math.floor(Date.now() / 1000);
+  const signed = createHmac('sha512', h.demo.secret).update(`${t}.{"orderId":"X","status":"completed"}`);
+  const tampered = await fetch(url!, {
+    method: 'POST',
+    headers: { 'x-polita-signature': `t=${t},v1=${signed.digest('hex')}`, 'x-polita-event-id': 'evt_x' },
+    body: '{"orderId":"Y","status":"completed"}',
+  });
+  expect(tampered.status).toBe(400);
+  await until('the refusal', () => /refused: no v1 signature matches/.exec(receiver.output()));
 });

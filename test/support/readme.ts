@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+/** The partner guide, where the products table and the example requests live. */
+const guide = readFileSync(new URL('../../docs/partner-guide.md', import.meta.url), 'utf8');
 
-/** The request bodies of the README's ```jsonc block that starts with `// <marker>`, one a line. */
-export function readmeExamples(marker: string): string[] {
-  const block = readme.split('```jsonc').find((b) => b.trimStart().startsWith(`// ${marker}`));
-  if (!block) throw new Error(`README has no \`\`\`jsonc block starting with // ${marker}`);
+/** The request bodies of the partner guide's ```jsonc block that starts with `// <marker>`, one a line. */
+export function guideExamples(marker: string): string[] {
+  const block = guide.split('```jsonc').find((b) => b.trimStart().startsWith(`// ${marker}`));
+  if (!block) throw new Error(`docs/partner-guide.md has no \`\`\`jsonc block starting with // ${marker}`);
   return block
     .split('```')[0]!
     .split('\n')
@@ -13,8 +14,8 @@ export function readmeExamples(marker: string): string[] {
     .filter((l) => l.startsWith('{'));
 }
 
-/** What the README's products table promises of a product's answers. */
-export interface ReadmeProduct {
+/** What the partner guide's products table promises of a product's answers. */
+export interface GuideProduct {
   /** Fields the offers carry ("offers carry"; `coverage[]` as `coverage`). */
   offerFields: string[];
   /** The offers are an object keyed by insured amount, each a list ("keyed by insured amount"). */
@@ -25,9 +26,9 @@ export interface ReadmeProduct {
 
 const backticked = (text: string) => [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\[\]$/, ''));
 
-/** The README's products table (## Products), by product. */
-export function readmeProducts(): Map<string, ReadmeProduct> {
-  const rows = readme
+/** The partner guide's products table (## Products), by product. */
+export function guideProducts(): Map<string, GuideProduct> {
+  const rows = guide
     .split('\n')
     .filter((l) => l.startsWith('|'))
     .map((l) =>
@@ -37,10 +38,11 @@ export function readmeProducts(): Map<string, ReadmeProduct> {
         .map((c) => c.trim()),
     );
   const header = rows.findIndex((r) => r.includes('offers carry'));
-  if (header < 0) throw new Error('README has no products table with an "offers carry" column');
+  if (header < 0)
+    throw new Error('docs/partner-guide.md has no products table with an "offers carry" column');
   const col = (name: string) => rows[header]!.indexOf(name);
   const [product, offers, order] = [col('product'), col('offers carry'), col('create-order sends')];
-  const products = new Map<string, ReadmeProduct>();
+  const products = new Map<string, GuideProduct>();
   for (const row of rows.slice(header + 2)) {
     const name = /^`([^`]+)`$/.exec(row[product] ?? '')?.[1];
     if (!name) break;
