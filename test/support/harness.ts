@@ -26,6 +26,10 @@ export interface Harness {
   service: Service;
   demo: Creds;
   adminToken: string;
+  /** The test file's own database, for a command line run against it (`DATABASE_URL`). */
+  databaseUrl: string;
+  /** The service's DATA_DIR. */
+  dataDir: string;
   /** A signed POST /v1/<endpoint> as `creds` (the demo partner by default). */
   call<T = Record<string, unknown>>(endpoint: string, body: unknown, creds?: Creds): Promise<Reply<T>>;
   /** An operator call with the admin token. */
@@ -101,6 +105,8 @@ export async function startHarness(
     service,
     demo,
     adminToken: service.adminToken,
+    databaseUrl: db.url,
+    dataDir,
     async call(endpoint, body, creds = demo) {
       const payload = typeof body === 'string' ? body : JSON.stringify(body);
       const res = await h.service.app.inject({
