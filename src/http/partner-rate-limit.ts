@@ -5,7 +5,7 @@ import { reasonBody, sendError } from './errors.ts';
 const MINUTE = 60_000;
 
 /**
- * The per-partner limit of /v1 (decisions.md §9): `rate_limit_per_minute` requests a minute, else
+ * The per-partner limit of /v1 (decision 0008): `rate_limit_per_minute` requests a minute, else
  * `defaultPerMinute`, counted across instances by the counter the signature check shares. Past it
  * the answer is 429 with Retry-After and the JSON error shape, and the X-RateLimit-Limit,
  * -Remaining and -Reset headers @fastify/rate-limit sent with it.

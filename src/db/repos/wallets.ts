@@ -95,7 +95,7 @@ export type LedgerRow = Selectable<LedgerEntriesTable>;
 
 /**
  * What pay-order-from-balance reads when its statement ({@link payOrderFromWallet}) refused: the
- * order with its items, and what the checks that precede the order in decisions.md §5 need (has the
+ * order with its items, and what the checks that precede the order in decision 0012 need (has the
  * partner a wallet, the operator's spending switch), in one round trip and outside any transaction
  * (nothing is locked), to answer the first check that refuses. undefined when no such order exists.
  */
@@ -138,7 +138,7 @@ export type WalletPayment =
   | { outcome: 'insufficient' }
   /**
    * Nothing changed: the order is not (or no longer) a draft this partner can pay from its wallet
-   * now, by one of the checks of decisions.md §5 before the balance; which one, the caller finds out.
+   * now, by one of the checks of decision 0012 before the balance; which one, the caller finds out.
    */
   | { outcome: 'refused' };
 
@@ -172,7 +172,7 @@ interface WalletPayer {
  * One wallet payment, in one round trip: one statement, its own transaction (autocommit) on the
  * service's database, which checks, pays and books, or changes nothing.
  *
- * It locks the order while it is this partner's unexpired draft and every check of decisions.md §5
+ * It locks the order while it is this partner's unexpired draft and every check of decision 0012
  * that precedes the balance passes ({@link payableGuards}). Then it locks the wallet (order first,
  * wallet second, as everywhere); chooses the sub-wallet (promo when it alone covers the price, else
  * online; this rule is written here and in {@link payOrdersFromWallet}); moves the order draft →
@@ -278,7 +278,7 @@ function guardArgs(p: WalletPayer): GuardArgs {
 }
 
 /**
- * The checks of decisions.md §5 that precede the balance, on the row of `orders`: the partner has
+ * The checks of decision 0012 that precede the balance, on the row of `orders`: the partner has
  * a wallet, the operator's spending switch is not off, every product is wallet-eligible, and the
  * order's creation time lies in each of its products' payability windows (the RO tariff switch).
  */
