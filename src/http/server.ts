@@ -46,7 +46,8 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     FastifyBaseLogger
   >({
     loggerInstance: opts.logger,
-    // Per-request info logs halve throughput: requests are logged at debug, errors always.
+    // A log line per request would cost the hot routes much of their throughput (decision 0033):
+    // requests are logged at debug, errors always.
     logController: new LogController({ disableRequestLogging: true }),
     // req.log is made when a request first logs (request-log.ts), not for every request.
     childLoggerFactory: requestLogger,

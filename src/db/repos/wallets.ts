@@ -182,9 +182,9 @@ interface WalletPayer {
  * or none: the debit is joined to the order's move, the entry to the debit, and the statement is
  * atomic.
  *
- * Where a transaction took seven round trips (BEGIN, the read, the locking read, the job, the
- * booking, COMMIT), every payment of a partner queues on the wallet row only while the server runs
- * this statement and commits it. The entry's id is drawn first, so the order's receipt can name it
+ * Every payment of a partner queues on the wallet row, so the row is held only while the server
+ * runs this statement and commits it, never across a round trip to the service (decision 0026).
+ * The entry's id is drawn first, so the order's receipt can name it
  * in the same statement. A free order debits nothing and books no entry (amounts are never zero):
  * its receipt is `wallet:0`, from promo.
  */
@@ -206,8 +206,8 @@ export async function payOrderFromWallet(
  * Wallet payments of one partner, in one statement and one round trip (one commit on the service's
  * database), each checked, paid and booked as {@link payOrderFromWallet} does it or not changed at
  * all: one answer a job, in order. What a batch saves is a hot wallet's: one commit (one WAL flush)
- * and one round trip a payment had bounded one wallet at 700 to 1 300 payments a second on these
- * machines. A payment alone goes through payOrderFromWallet, whose statement costs the server less.
+ * and one round trip a payment limit how fast one wallet can pay (decision 0026). A payment alone
+ * goes through payOrderFromWallet, whose statement costs the server less.
  *
  * It locks, in id order, each job's order while it is this partner's unexpired draft at the job's
  * instant and the checks before the balance pass ({@link payableGuards}). An order named twice is
