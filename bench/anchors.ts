@@ -82,8 +82,8 @@ export async function settle(url: string): Promise<void> {
 }
 
 /**
- * The scale the create + confirm row is judged at: 1, pgbench's default (`pgbench -i`), as the
- * issue and the brief measured their ~2 500 tps anchor. At scale 1 the 50 clients' TPC-B
+ * The scale the create + confirm row is judged at: 1, pgbench's default (`pgbench -i`), the scale
+ * decision 0022's anchor was first measured at. At scale 1 the 50 clients' TPC-B
  * transactions all update one branches row, so it measures that row's lock as much as the server.
  * The row also shows scale 50 ({@link PGBENCH_SCALE_WIDE}), where each client has its own branch
  * as TPC-B prescribes: the stronger anchor, about twice the tps here. -i takes about 9 s at 50

@@ -26,9 +26,9 @@ import {
 } from './scenarios.ts';
 
 /**
- * `npm run bench`: issue 13's table. The bare node:http baseline, then, on each engine (the
- * service's embedded PostgreSQL in a fresh DATA_DIR, and a fresh database of the server at BENCH_PG
- * when it answers), every scenario of bench/scenarios.ts with the anchors it is judged against,
+ * `npm run bench`: the table of decision 0022's targets. The bare node:http baseline, then, on each
+ * engine (the service's embedded PostgreSQL in a fresh DATA_DIR, and a fresh database of the server at
+ * BENCH_PG when it answers), every scenario of bench/scenarios.ts with the anchors it is judged against,
  * measured on the same server in the same run (pgbench TPC-B, a bare wallet transaction); get-order
  * with 10 k and 1 M orders on a service of its own; the issuance benchmark (bench/issuance.ts); and
  * the peak RSS of the service's node process. Prints one table and keeps it in bench/RESULTS.md.
@@ -455,8 +455,9 @@ async function main(): Promise<void> {
       `- Load average (1 min) at start / end: ${loadAtStart} / ${loadavg()[0]!.toFixed(2)}\n` +
       `- Command: \`${command}\` (${CONNECTIONS} connections; load generator and ` +
       `each server in separate processes)\n` +
-      `- Targets (issue 13, ratios taken side by side in one run, on PostgreSQL and on the embedded ` +
-      `default): issuance ≥ 200 completed orders/s sustained, a burst's backlog drained at full speed, ` +
+      `- Targets (docs/decisions/0022-performance-targets.md; ratios taken side by side in one run, ` +
+      `on PostgreSQL and on the embedded default): issuance ≥ 200 completed orders/s sustained, ` +
+      `a burst's backlog drained at full speed, ` +
       `p99 paid → completed ≤ 2 s at 100 orders/s; create + confirm pairs/s ≥ 40 % of pgbench TPC-B ` +
       `tps on the same server with the same connections; pay-from-balance over 50 partners ≥ 60 % of a ` +
       `bare wallet-payment transaction; one hot wallet at 50 connections p99 < 100 ms; get-offers ≥ 50 % ` +
@@ -471,8 +472,8 @@ const NOTES =
   `Anchors, measured on the same engine in the same run, while the service is up and idle: ` +
   `pgbench TPC-B (${CONNECTIONS} clients, 2 threads, prepared statements, a scratch database of the ` +
   `service's server; the create + confirm ratio is pairs/s ÷ tps, a pair being two requests and two ` +
-  `transactions; it is judged at scale ${PGBENCH_SCALE}, pgbench's default, as the issue measured its ` +
-  `2 541 tps anchor, where all clients update one branches row, and shown against scale ` +
+  `transactions; it is judged at scale ${PGBENCH_SCALE}, pgbench's default, as decision 0022 sets it, ` +
+  `where all clients update one branches row, and shown against scale ` +
   `${PGBENCH_SCALE_WIDE} too, where each client has a branch of its own). Taken in turn with the ` +
   `scenario, in four windows alternating with its four (bare, service, service, bare, bare, service, ` +
   `service, bare), both sides pooled, ± half the spread of the bare windows (how much the machine ` +

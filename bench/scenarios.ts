@@ -26,7 +26,7 @@ export interface Measured {
   verdict?: Verdict;
 }
 
-/** How a row stands against issue 13's target: the anchor and its value, the ratio, the target. */
+/** How a row stands against its target (decision 0022): the anchor and its value, the ratio, the target. */
 export interface Verdict {
   anchor: string;
   ratio: string;
@@ -129,7 +129,7 @@ const RCA_ITEM = {
 };
 
 /**
- * The scenario table, with issue 13's targets. Another product's quote is one line:
+ * The scenario table, with decision 0022's targets. Another product's quote is one line:
  * `offers('get-offers green-card', {...})`; another way to pay is one line:
  * `pairs('create+pay-from-balance rca', [RCA_ITEM], (o) => ['pay-order-from-balance', { id: o.id }])`
  * (mind the demo wallet's 10 500 MDL).
@@ -346,7 +346,7 @@ export function offers(name: string, body: Body, target?: { share: number; p99Ms
       return {
         anchor,
         ratio: base === undefined ? '—' : `${pctOf(m.reqPerSec, base)} (req/s ÷ req/s)`,
-        target: target ? `≥ ${100 * target.share} %, p99 ≤ ${target.p99Ms} ms` : '— (issue 13: rca)',
+        target: target ? `≥ ${100 * target.share} %, p99 ≤ ${target.p99Ms} ms` : '— (target: rca only)',
         met:
           target && base !== undefined
             ? m.reqPerSec / base >= target.share && m.p99Ms <= target.p99Ms && m.errors === 0

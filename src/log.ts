@@ -1,6 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 
-/** Keys whose values never reach a log line, at any depth up to four (decisions.md §9 Hardening). */
+/** Keys whose values never reach a log line, at any depth up to four (decision 0021). */
 const SECRET_KEYS = [
   'authorization',
   'x-hmac-signature',

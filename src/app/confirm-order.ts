@@ -25,7 +25,7 @@ const PAID_AT_SLACK_MS = 5 * 60_000;
 
 /**
  * Loads the order for payment under a row lock and applies the checks every payment path shares,
- * in the order decisions.md gives: ownership, then the products' own payability rules (the RO
+ * in the order of decision 0005: ownership, then the products' own payability rules (the RO
  * tariff switch), before any status check.
  */
 export async function lockForPayment(

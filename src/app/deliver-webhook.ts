@@ -257,11 +257,6 @@ function attemptRow(
 }
 
 /**
- * POSTs `body` to `target`, connecting only to `addresses` (the socket's lookup hook hands out
- * these and never asks DNS), and answers the response status as soon as it is known; the response
- * body is discarded. No connection pooling: every attempt connects afresh.
- */
-/**
  * Connections kept open between deliveries to the same host and port: a new TCP (and TLS)
  * connection per webhook cost more than the delivery itself. Every pooled socket was opened through
  * the checked lookup of the request that opened it, so a reused one is connected to an address
@@ -275,6 +270,11 @@ const agents = { 'http:': new HttpAgent(keepAlive), 'https:': new HttpsAgent(kee
 /** An answer's body is read and dropped (so the connection can be reused), up to this much. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+/**
+ * POSTs `body` to `target`, connecting only to `addresses` (the socket's lookup hook hands out
+ * these and never asks DNS), and answers the response status as soon as it is known; the response
+ * body is read and discarded, so that its connection can be reused.
+ */
 function post(
   target: URL,
   addresses: ResolvedAddress[],

@@ -10,7 +10,7 @@ import {
 import type { Services } from './services.ts';
 
 /**
- * Idempotency keys on the partner's writes (decisions.md §9): the first request with a key stores
+ * Idempotency keys on the partner's writes (decision 0006): the first request with a key stores
  * its answer; the same key with the same body gets that answer again and changes nothing; the same
  * key with another body, or while the first still runs, is refused. Keys belong to one partner and
  * live 24 h. An unexpected failure (500 without "[API]") is not stored, so a retry runs again.

@@ -20,7 +20,7 @@ import { KeyedBatches, type Settled } from './wallet-gate.ts';
  * pay-order-from-balance, in one round trip when it succeeds: payOrderFromWallet checks, pays and
  * books in one statement that commits on its own (the status change, the debit, the ledger entry
  * and the order's place in the issuance outbox together or not at all), given what the checks of
- * decisions.md §5 need besides the order (the eligible products, the products' payability windows
+ * decision 0012 need besides the order (the eligible products, the products' payability windows
  * now, the spending switch's key). Nothing is locked before it. When it changes nothing, a read of
  * the order and of what the checks need runs the checks in their precedence, to answer the first
  * that refuses; if none does, the order changed in between (a payment that lost a race to
@@ -136,7 +136,7 @@ async function pay(svc: Services, partner: PartnerRow, id: string, now: number) 
 }
 
 /**
- * Throws the answer of the first check of decisions.md §5 that refuses this payment now, read in
+ * Throws the answer of the first check of decision 0012 that refuses this payment now, read in
  * one round trip outside any transaction (the order, its items, the wallet's existence, the
  * spending switch); returns when every check passes.
  */

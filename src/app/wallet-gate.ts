@@ -9,9 +9,8 @@ export type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
  * The wallet row lock already orders payments across instances; this keeps the others of this
  * process waiting here, for free, rather than as PostgreSQL backends queued on the row, which under
  * a hot wallet burned more server CPU than the payments themselves. And a batch is one statement,
- * one round trip and one commit (src/app/pay-from-wallet.ts): one payment at a time was a round trip
- * and a commit (one WAL flush) a payment, which bounded a hot wallet at 700 to 1 300 payments a
- * second on these machines, with a p99 of 67 to 118 ms at 50 connections.
+ * one round trip and one commit (src/app/pay-from-wallet.ts): one payment at a time costs a round
+ * trip and a commit (one WAL flush) a payment, which bounds a hot wallet (decision 0026).
  *
  * `run` answers one result per job, in order; if it throws, every job of the batch fails with it.
  */

@@ -6,7 +6,7 @@ import { badRequest } from '../domain/errors.ts';
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
 /**
- * The one rule for webhook destinations (decisions.md §9 Hardening): an address may be connected to
+ * The one rule for webhook destinations (decision 0016): an address may be connected to
  * only if it is public unicast — ipaddr.js's reading of the IANA special-purpose registries says
  * 'unicast' (IPv4-mapped IPv6 is judged as the IPv4 address it carries) and, for IPv6, it lies in
  * 2000::/3. In the sandbox loopback (127.0.0.0/8, ::1) is allowed too, and nothing else.

@@ -21,7 +21,7 @@ import { settingsPages } from './settings.ts';
 import { NOTICES, statusOf, type Render } from './web.ts';
 
 /**
- * The operator console (decisions.md §9): server-rendered pages under /console, partial updates by
+ * The operator console (decision 0019): server-rendered pages under /console, partial updates by
  * htmx, everything served by the service itself. A session is a random id in an HttpOnly,
  * SameSite=Strict cookie (Path=/console, Secure behind https); every POST carries the session's
  * CSRF token (a hidden field, or the X-CSRF-Token header htmx sends) or is refused with 403 before

@@ -4,9 +4,10 @@
  * a statement, and each caller gets its own row back.
  *
  * Why: a statement sent is a write to a PostgreSQL session's socket, and on these virtual machines
- * waking the backend that reads it costs more than the read. get-order under 50 connections spent
- * 29 % of the service's main thread in those writes, one per request, each to another backend of
- * the pool. Read together, the requests of one turn cost one write, one wake-up and one result.
+ * waking the backend that reads it costs more than the read. Under many connections get-order's
+ * main thread was mostly those writes, one per request, each to another backend of the pool
+ * (decision 0027). Read together, the requests of one turn cost one write, one wake-up and one
+ * result.
  *
  * Only for reads outside a transaction, whose answer may be any committed state from the caller's
  * call on: the statement starts after every call it answers, so it sees all that was committed

@@ -17,8 +17,7 @@ export interface Database {
    * own. A job is enqueued inside the caller's transaction, and an enqueue whose queue is not in
    * pg-boss's cache looks it up on another connection: on one shared pool, a burst of 50
    * confirm-orders held all 20 connections in transactions that each waited for a 21st, and the
-   * service stopped answering (npm run bench, create+confirm: 0 pairs). Jobs still commit with the
-   * change that causes them.
+   * service stopped answering (decision 0018). Jobs still commit with the change that causes them.
    */
   boss: IDatabase;
   /** Where the data is: the embedded server's socket URL (for pg_dump), or DATABASE_URL. */
@@ -131,12 +130,12 @@ function newPool(connectionString: string, max: number): pg.Pool {
   return pool;
 }
 
-/** Forward-only migrations in one transaction under an advisory lock, so instances starting together take turns. */
 /** One round trip: is the database answering? */
 export async function ping(db: Db): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
+/** Forward-only migrations in one transaction under an advisory lock, so instances starting together take turns. */
 export async function migrate(db: Db): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(72635411)`.execute(trx);

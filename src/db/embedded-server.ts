@@ -321,9 +321,9 @@ const MB = 1024 * 1024;
 /**
  * The server's page cache: an eighth of the memory this process may use (the container's limit
  * when it has one), at least PostgreSQL's default 128 MB and at most 1 GB. With the default, a
- * database of a million orders read at random missed it for a third of its pages (get-order: each
- * order is four pages, its row and its items and their index leaves), and every miss is a system
- * call and an eviction: p99 1.16–1.24× that of 10 000 orders. Memory is taken as pages are used.
+ * large database read at random missed it often (get-order: each order is four pages, its row and
+ * its items and their index leaves), and every miss is a system call and an eviction (decision
+ * 0017). Memory is taken as pages are used.
  */
 export function sharedBuffers(
   memory = Math.min(totalmem(), process.constrainedMemory() || Infinity),

@@ -346,9 +346,9 @@ alter table console_sessions add column actor_name text not null default ''
     version: 12,
     name: 'policy PDFs stored without pglz',
     sql: `
--- A policy PDF (about 24 kB) is deflated by pdfkit already. Stored as 'extended', PostgreSQL ran
--- pglz over most of each one before giving up on it: 2 000 inserts took 700 ms against 170 ms as
--- 'external' (out of line, uncompressed), the same bytes on disk. New rows only; none is rewritten.
+-- A policy PDF is deflated already. Stored as 'extended', PostgreSQL ran pglz over most of each one
+-- before giving up on it, for the same bytes on disk as 'external' (out of line, uncompressed):
+-- decision 0029. New rows only, none is rewritten.
 alter table documents alter column pdf set storage external;
 `,
   },
@@ -359,7 +359,7 @@ alter table documents alter column pdf set storage external;
 -- A paid order waiting for its issue-order job: written by the statement (or transaction) that
 -- moves the order to paid, taken in batches by the outbox's dispatcher, which creates the jobs and
 -- deletes the rows in one transaction. One pg-boss insert per payment (twelve partial indexes, two
--- deferred foreign keys, a round trip) cost a wallet payment a third of its database time.
+-- deferred foreign keys, a round trip) was a large share of a wallet payment's cost: decision 0024.
 -- No foreign key: the row lives milliseconds, is written beside the order's own update, and a
 -- check on every payment would cost more than the table.
 create table issuance_outbox (
@@ -374,8 +374,8 @@ create table issuance_outbox (
     sql: `
 -- The pending event of an order that issuance completed, waiting for its first deliver-webhook
 -- job: written by the statement that completes the order, taken in batches like the issuance
--- outbox. The job's pg-boss insert and the transaction around it were five of the ten round trips
--- an issued order cost the issuing process. No foreign key, as for issuance_outbox.
+-- outbox, so that the job's pg-boss insert and a transaction around it cost an issued order no round
+-- trips (decision 0025). No foreign key, as for issuance_outbox.
 create table webhook_outbox (
   event_id text primary key,
   partner_id text not null,
@@ -388,13 +388,11 @@ create table webhook_outbox (
     name: 'hash indexes for reads by order id',
     sql: `
 -- get-order reads the orders of one turn by id (id = any($1)) and each one's items by order_id. A
--- b-tree grows a level as the table grows (two levels at 10 000 orders, three at a million), and
--- each id descends both trees: 400 shared buffers a batch of 50 at a million orders against 293 at
--- 10 000, p50 1.04 ms against 0.78 (npm run bench:reads, README "Reads by order id"). A hash index
--- finds a key in one bucket page at any size: 232 against 248 buffers, 0.86 ms against 0.73. The
--- primary keys stay: only a b-tree enforces uniqueness and keeps the (order_id, idx) order.
+-- b-tree grows a level as the table grows, and each id descends both trees. A hash index finds a
+-- key in one bucket page at any size (decision 0028, npm run bench:reads). The primary keys stay:
+-- only a b-tree enforces uniqueness and keeps the (order_id, idx) order.
 -- 'if not exists': an operator may build them beforehand with create index concurrently under the
--- same names; otherwise writes to both tables wait for the build (about 4 s a million orders).
+-- same names; otherwise writes to both tables wait for the build.
 create index if not exists orders_id_hash on orders using hash (id);
 create index if not exists order_items_order_hash on order_items using hash (order_id);
 `,

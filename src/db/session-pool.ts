@@ -5,8 +5,8 @@ import type pg from 'pg';
  * The pool Kysely draws its connections from. Two things on top of pg's pool:
  *
  * Prepared statements. Kysely's pg driver sends every query unnamed, so PostgreSQL parses and plans
- * it on every call: on the payment path the planning alone cost 0.4 ms of server CPU a payment
- * (pg_stat_statements, track_planning). With `prepare`, a query text seen a second time goes as a
+ * it on every call, a large share of the server's CPU on the payment path (decision 0023). With
+ * `prepare`, a query text seen a second time goes as a
  * named prepared statement: parsed once per connection, and planned generically once PostgreSQL
  * finds that cheaper. At most `maxNames` texts are named; one-off texts (migrations) are not. A
  * prepared statement whose tables a later migration altered fails once with "cached plan must not

@@ -9,14 +9,11 @@ import { TrueTypeSubsetter } from './ttf-subset.ts';
  * Identity-H, with a ToUnicode map so that the text can be copied and searched), rectangles, rounded
  * rectangles and rules, over as many A4 pages as it takes.
  *
- * It replaced pdfkit for policies. In a CPU profile of pdfkit rendering policies, its text path
- * (a line wrapper built on an event emitter, a graphics state saved, flipped and restored around
- * every line, every chunk of content turned from a string into bytes) took a third of the time,
- * and embedding the two fonts 37 %, most of it deflate. This writer lays text out as pdfkit did
- * (fontkit shapes each word, with its kerning and ligatures; UAX #14 line breaks; the same metrics,
- * so a policy looks the same), writes a page's content once, and embeds unhinted subsets
- * (ttf-subset.ts). `npm run bench:pdf`: 1.6-1.9 ms of CPU and 16.9 kB a policy, against pdfkit's
- * 2.6-2.9 ms and 24.9 kB in the same minutes (four alternating runs of each).
+ * It is here instead of pdfkit because a policy is rendered for every issued product, and pdfkit's
+ * general text path and font embedding made the render the largest part of an order's CPU
+ * (decision 0029). This writer lays text out as pdfkit did (fontkit shapes each word, with its
+ * kerning and ligatures; UAX #14 line breaks; the same metrics, so a policy looks the same),
+ * writes a page's content once, and embeds unhinted subsets (ttf-subset.ts).
  */
 
 /** A chunk of text shaped by its face, in thousandths of an em. */

@@ -32,7 +32,7 @@ let fontCache: Promise<Fonts> | undefined;
 
 /**
  * Parsing DejaVu's large GPOS/GSUB tables dominates a render when every document parses the TTF
- * again (~40 ms a document): each face is parsed once per process with fontkit, which shapes the
+ * again (decision 0029): each face is parsed once per process with fontkit, which shapes the
  * text, and its words' layouts are remembered (PdfFace).
  */
 function parseOnce(file: Buffer): PdfFace {

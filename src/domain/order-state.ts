@@ -13,7 +13,7 @@ export const ORDER_STATUSES = [
 ] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
-/** The statuses whose transitions are webhook events (decisions §9); completed is the spec's webhook. */
+/** The statuses whose transitions are webhook events (decision 0015); completed is the partner API's own. */
 export const WEBHOOK_EVENT_STATUSES = ['completed', 'failed', 'refunded', 'expired'] as const;
 export type WebhookEventStatus = (typeof WEBHOOK_EVENT_STATUSES)[number];
 

@@ -2,7 +2,7 @@ import { productRule } from './errors.ts';
 import { formatDmy, localInstant } from './time.ts';
 
 /**
- * The Romanian road vignette (rovinieta) and its two dated changes (decisions.md §4):
+ * The Romanian road vignette (rovinieta) and its two dated changes (decision 0010):
  * - from the emission restriction (25 Sep 2026) only E0 and EC are sold and a declared class is ignored;
  * - from the tariff switch (1 Oct 2026) categories A–D, durations 1/10/30/60/365, a price per
  *   emission class, a VIN for every vehicle, and no vignette for goods vehicles over 3.5 t.

@@ -1,4 +1,4 @@
-/** Wallet rules (spec, pay-order-from-balance; decisions.md §5). Amounts in bani. */
+/** Wallet rules (the partner API's pay-order-from-balance; decisions 0011, 0012). Amounts in bani. */
 export const NO_WALLET = 'No wallet account linked to this partner';
 export const SPENDING_DISABLED = 'Balance spending is disabled';
 export const INSUFFICIENT = 'Insufficient balance';

@@ -84,7 +84,7 @@ interface Series {
 /**
  * http_request_duration_seconds, kept here rather than by a prom-client Histogram, whose observe()
  * converts, validates and hashes the labels into a string and counts in an object keyed by the
- * bound's text, on every request: 3 to 5 % of a get-offers request in a profile. A request here
+ * bound's text, on every request, a visible share of get-offers (decision 0033). A request here
  * finds its series by route, method and status (three lookups of strings and a number that are
  * hashed already) and adds to a typed array. /metrics prints it as prom-client printed the
  * Histogram: cumulative `_bucket{le=…}` lines, `+Inf`, `_sum`, `_count`.

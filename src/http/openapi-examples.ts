@@ -3,7 +3,7 @@ import type { ProductCode } from '../products/types.ts';
 
 /**
  * Request examples of the API document, one per product, written for the sandbox's test vehicles
- * (decisions.md §7) and valid identity numbers, with dates inside each product's window counted from
+ * (decision 0020) and valid identity numbers, with dates inside each product's window counted from
  * `today` (the service clock's local date): the document is built with them on every request, so
  * every example works on the day it is read. test/http/openapi.test.ts sends each one.
  */

@@ -167,7 +167,7 @@ function success(response: unknown): Node {
 
 /**
  * Per route, for the document only: the security scheme by prefix, the error answers each route can
- * give (decisions.md §1, §2, §9), and the Idempotency-Key header of the idempotent writes.
+ * give (decisions 0001, 0007, 0008), and the Idempotency-Key header of the idempotent writes.
  */
 const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
   if (!schema || (schema as Node).hide) return { schema, url };

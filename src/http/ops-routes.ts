@@ -38,8 +38,9 @@ export async function opsRoutes(
     if (await databaseReachable(svc)) return { status: 'ready' as const };
     return sendError(reply, reasonBody(503, 'Database unreachable'));
   });
-  // Metrics name routes, partners' volumes and queue depths: an operator's token (or METRICS_TOKEN,
-  // for a scraper that should hold nothing more) is needed to read them.
+  // Metrics name routes, partners' volumes and queue depths: the service's admin token (or
+  // METRICS_TOKEN, for a scraper that should hold nothing more) is needed to read them; an operator
+  // token of the operators table does not open them (decision 0019).
   const metrics = {
     tags,
     summary: 'Prometheus metrics',

@@ -5,15 +5,14 @@ import { reasonBody, sendError } from './errors.ts';
 const MINUTE = 60_000;
 
 /**
- * The per-partner limit of /v1 (decisions.md §9): `rate_limit_per_minute` requests a minute, else
+ * The per-partner limit of /v1 (decision 0008): `rate_limit_per_minute` requests a minute, else
  * `defaultPerMinute`, counted across instances by the counter the signature check shares. Past it
  * the answer is 429 with Retry-After and the JSON error shape, and the X-RateLimit-Limit,
  * -Remaining and -Reset headers @fastify/rate-limit sent with it.
  *
  * A callback hook after the signature check, where @fastify/rate-limit ran before: the plugin
- * awaits the key, the limit and the store on every request, four promises that cost get-offers
- * 1.3 µs of its 24 (5-6 % of its throughput, A/B on the server); this counts synchronously, as the
- * counter answers at once.
+ * awaits the key, the limit and the store on every request, four promises on get-offers' path;
+ * this counts synchronously, as the counter answers at once.
  */
 export function installPartnerRateLimit(
   app: FastifyInstance,

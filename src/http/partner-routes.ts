@@ -41,7 +41,7 @@ export async function partnerRoutes(app: App, svc: Services): Promise<void> {
     (req, reply) => {
       // Bytes are sent as they are, past Fastify's own serialiser (the route's schema documents them).
       // Answered, not sent: a handler that returns the reply hands Fastify a thenable, whose then()
-      // waits for the response to finish (a stream listener each time, 2 % of the request). Not an
+      // waits for the response to finish (a stream listener each time). Not an
       // async handler: a quote made at once is answered at once (a refusal thrown at once, Fastify
       // sends it as it would the rejection).
       reply.type('application/json; charset=utf-8');

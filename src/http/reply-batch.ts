@@ -10,9 +10,8 @@ type WriteCallback = (err?: Error | null) => void;
  * has to wake it, and on these virtual machines a wake-up of a process on the other CPU is an
  * inter-processor interrupt that costs more than the write: written one at a time, between the
  * handlers' work, nearly every reply paid one. Written together, the first wakes the reader and the
- * rest find it awake. get-offers under 50 connections went from about 11 000 to 16 000–20 000
- * answers a second with it (README, "What get-offers costs"). An answer waits at most for the rest
- * of the turn it was finished in: the synchronous work of that turn's other handlers, not any I/O.
+ * rest find it awake (README, "What get-offers costs"). An answer waits at most for the rest of
+ * the turn it was finished in: the synchronous work of that turn's other handlers, not any I/O.
  *
  * It is done at the connection, below HTTP: each socket's `_write`/`_writev` (the stream's own
  * write, which Node's HTTP response calls once it has ended) queues the write instead of making it.
@@ -39,7 +38,7 @@ export function installReplyBatching(app: FastifyInstance): void {
     const writev = socket._writev!;
     const destroy = socket._destroy;
     // The stream hands its socket one write at a time and waits for its callback: at most one is
-    // queued. Kept as values, not a closure a write (tsx names every closure it makes: 1 % of get-offers).
+    // queued. Kept as values, not a closure a write (tsx names every closure it makes, at a cost).
     let pending: WriteCallback | null = null;
     let chunks: unknown;
     let encoding: BufferEncoding = 'utf8';

@@ -15,7 +15,7 @@ export const ErrorResponse = Type.Object(
   },
 );
 
-/** An operator request body: a field the route does not know is a 400 naming it (decisions.md §9). */
+/** An operator request body: a field the route does not know is a 400 naming it (decision 0019). */
 export const OperatorBody = <T extends TProperties>(properties: T): TObject<T> =>
   Type.Object(properties, { additionalProperties: false });
 

@@ -46,7 +46,8 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     FastifyBaseLogger
   >({
     loggerInstance: opts.logger,
-    // Per-request info logs halve throughput: requests are logged at debug, errors always.
+    // A log line per request would cost the hot routes much of their throughput (decision 0033):
+    // requests are logged at debug, errors always.
     logController: new LogController({ disableRequestLogging: true }),
     // req.log is made when a request first logs (request-log.ts), not for every request.
     childLoggerFactory: requestLogger,
@@ -57,7 +58,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    // Slow clients (decisions.md §9): headers within 10 s, the whole request within 30 s, checked
+    // Slow clients (decision 0003): headers within 10 s, the whole request within 30 s, checked
     // every second (Node checks every 30 s by default), and idle keep-alive connections closed
     // after 10 s.
     http: { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 },
@@ -86,7 +87,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
                 .map((x) => x.params.allowedValue as unknown);
         return new Error(`${at} must be one of: ${allowed.map((v) => String(v)).join(', ')}`);
       }
-      // The operator API refuses fields it does not know (the partner API ignores them, §1).
+      // The operator API refuses fields it does not know; the partner API ignores them (decision 0002).
       if (e.keyword === 'additionalProperties') {
         return new Error(`${at}/${String(e.params.additionalProperty)} is not a field of this request`);
       }

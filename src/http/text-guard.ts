@@ -5,7 +5,7 @@ import { reasonBody, sendError } from './errors.ts';
  * PostgreSQL cannot store U+0000 in text, nor a lone UTF-16 surrogate (JSON can carry both as
  * `\u0000`, `\ud800`): such a string reached the database and came back as a 500. Every string in a
  * request (body, path parameters, query) is checked before validation; the first bad one answers
- * 400 naming its place, as a schema error does (decisions.md §9).
+ * 400 naming its place, as a schema error does (decision 0003).
  */
 // eslint-disable-next-line no-control-regex -- finding U+0000 is the point
 const BAD = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;

@@ -24,8 +24,8 @@ export async function startBoss(database: Database, log: Logger): Promise<PgBoss
   // Expired and heartbeat-less jobs are failed (then retried) by the monitor pass: every 10 s
   // rather than pg-boss's default 60 s, so a crash delays issuance by seconds, not minutes.
   // Workers poll rather than LISTEN: a transaction that sends NOTIFY takes a global lock to commit,
-  // and with every payment enqueuing an issuance, wallet payments over 50 partners fell from
-  // 1 100/s to 250/s. Polling runs on the server, beside the event loop.
+  // and every payment queues an issuance, so wallet payments would queue on that lock (decision
+  // 0024). Polling runs on the server, beside the event loop.
   const boss = new PgBoss({
     db: database.boss,
     schema: 'pgboss',

@@ -111,8 +111,8 @@ export class WebhookDispatcher {
    * A slot has freed: fetch for it and those that free meanwhile once they have gathered (5 ms), or
    * at once when nothing is in flight. Fetched the moment each slot freed, a fetch took one or two
    * jobs under load, and pg-boss's fetch with per-partner limits is planned afresh on every call.
-   * The wait is short because a partner's next job can be fetched only after its slot frees: with
-   * 25 ms here and 25 ms before each completion, one partner's deliveries ran at 8 per 60 ms, 133/s.
+   * The wait is short because a partner's next job can be fetched only after its slot frees: every
+   * millisecond here bounds one partner's delivery rate (decision 0031).
    */
   private refill(): void {
     if (this.stopped || this.gathering) return;

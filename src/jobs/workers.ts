@@ -43,8 +43,8 @@ export async function startWorkers(
   opts: { pollingIntervalSeconds?: number } = {},
 ): Promise<Workers> {
   // Polled every half second (the queues do not notify, see queue.ts). A poll takes up to a batch of
-  // jobs, and while batches come back full the next poll follows at once: one job per poll and
-  // worker drained a backlog at 4 orders a second. The jobs of a batch run together and settle one
+  // jobs, and while batches come back full the next poll follows at once: one job per poll could not
+  // drain a backlog (decision 0025). The jobs of a batch run together and settle one
   // by one, so one failing order never fails (or retries) its neighbours.
   const polling = { pollingIntervalSeconds: opts.pollingIntervalSeconds ?? 0.5, burstWhenBatchFull: true };
   const issuer = await boss.work<{ orderId: string }>(

@@ -130,8 +130,8 @@ export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()('road-t
     const { request: r, vehicle: v } = d;
     const fields = {
       ...vehicleFields(v),
-      // Registry without a VIN (or chassis number): the field is left out rather than faked.
-      // decisions.md lists vin_code for every road-tax policy: empty when the registry holds none.
+      // Every road-tax policy carries vin_code (decision 0009): empty, not invented, when the registry
+      // holds no VIN or chassis number.
       vin_code: v.vin ?? '',
       start_date: row.start_date!,
       end_date: row.end_date!,

@@ -19,7 +19,7 @@ const PERIODS = ['15_days', '12_months', '12_months_plus'] as const;
 
 const CatalogueSchema = Type.Object({
   currency: Type.String({ pattern: '^[A-Z]{3}$' }),
-  /** "Today + 48 hours" is the local date two days on (decisions.md §4). */
+  /** "Today + 48 hours" is the local date two days on (decision 0009). */
   min_start_offset_days: Type.Integer({ minimum: 0 }),
   max_interval: Type.Integer({ minimum: 0 }),
   fee: FeeSchema,

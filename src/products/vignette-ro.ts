@@ -29,7 +29,7 @@ import { defineProduct, type ProductContext } from './types.ts';
 
 /**
  * The Romanian road vignette (rovinieta), under the tariff system before and after
- * 1 October 2026 and the emission-class restriction of 25 September 2026 (decisions.md §4).
+ * 1 October 2026 and the emission-class restriction of 25 September 2026 (decision 0010).
  * Sold in EUR, charged by the supplier in RON at a monthly rate, and by the service in MDL.
  */
 const Rate = Type.String({ pattern: '^[0-9]+\\.[0-9]{1,4}$' });
@@ -46,7 +46,7 @@ const ByClass = Type.Object({
 });
 const CatalogueSchema = Type.Object({
   max_interval: Type.Integer({ minimum: 0 }),
-  /** Local Europe/Chisinau instants of the two changes; the defaults of decisions.md when absent. */
+  /** Local Europe/Chisinau instants of the two changes; decision 0010's defaults when absent. */
   regimes: Type.Optional(
     Type.Object({
       emission_restriction_from: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}$' }),

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 /**
- * Secrets at rest (decisions.md §9 Hardening): AES-256-GCM under SECRET_KEY, with
+ * Secrets at rest (decision 0021): AES-256-GCM under SECRET_KEY, with
  * SECRET_KEY_PREVIOUS also tried while a rotation is under way.
  *
  * A stored value is `v1:<key id>:<iv>:<tag>:<ciphertext>` (base64url parts): a random 12-byte IV

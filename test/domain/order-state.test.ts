@@ -8,7 +8,7 @@ import {
 } from '../../src/domain/order-state.ts';
 
 describe('order state machine', () => {
-  it('allows exactly the transitions of decisions.md §3 and the spec', () => {
+  it('allows exactly the transitions of decision 0013 and the partner API', () => {
     const allowed = ORDER_STATUSES.flatMap((from) =>
       ORDER_STATUSES.filter((to) => canTransition(from, to)).map((to) => `${from}→${to}`),
     );

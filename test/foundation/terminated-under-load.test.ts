@@ -18,7 +18,7 @@ afterAll(() => h?.close());
 /**
  * PostgreSQL ending the service's sessions (pg_terminate_backend, as a failover or an administrator
  * does) while partners read: a request that lands on a session just ended runs again on a fresh one
- * instead of answering 500 (issue 12). The service stays up throughout.
+ * instead of answering 500 (decision 0018). The service stays up throughout.
  */
 describe('sessions terminated under load', () => {
   it('cost no read a 500', async () => {

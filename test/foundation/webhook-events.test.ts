@@ -7,7 +7,7 @@ import { rcaItem, startHarness, type Creds, type Harness } from '../support/harn
 import { paidRcaOrder } from '../support/orders.ts';
 
 /**
- * Webhook events as decisions §9 has them: event ids, timestamps and the replay-safe signature,
+ * Webhook events as decision 0015 has them: event ids, timestamps and the replay-safe signature,
  * retries on the schedule (WEBHOOK_RETRY_SCHEDULE of a second here), durable across a restart,
  * opt-in statuses delivered in order, a slow partner never holding another back, the test event.
  */
@@ -92,7 +92,7 @@ const events = async (id: string) =>
     )
   ).body;
 
-/** What a receiver checks (decisions §9), written out here as a partner would. */
+/** What a receiver checks (decision 0015), written out here as a partner would. */
 function verifies(hit: Hit, secrets: string[]): boolean {
   const t = hit.headers['x-polita-timestamp'] as string;
   const sig = hit.headers['x-polita-signature'] as string;

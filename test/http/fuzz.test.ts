@@ -4,8 +4,8 @@ import { payment, rcaItem, startHarness, type Harness } from '../support/harness
 import { guideExamples } from '../support/readme.ts';
 
 /**
- * A seeded fuzz of every /v1 and /admin route (issue 12): valid requests taken apart and put back
- * wrong — wrong types, huge and empty strings, control characters, NUL and lone surrogates, deep
+ * A seeded fuzz of every /v1 and /admin route (decisions 0001 and 0003): valid requests taken apart
+ * and put back wrong — wrong types, huge and empty strings, control characters, NUL and lone surrogates, deep
  * nesting, huge arrays, extreme numbers, duplicate keys, broken JSON, wrong content types, odd path
  * parameters. No answer may be a 5xx, except the spec's product-rule rejections (500 "[API] …"),
  * and the service must still answer afterwards. FUZZ_SEED repeats a run; FUZZ_REQUESTS sizes it.

@@ -34,7 +34,7 @@ const orderCount = async () =>
   (await sql<{ n: number }>`select count(*)::int as n from orders`.execute(h.service.svc.db)).rows[0]!.n;
 const newKey = () => `key-${Math.random().toString(36).slice(2)}`;
 
-/** Idempotency keys on create-order, confirm-order and pay-order-from-balance (decisions.md §9). */
+/** Idempotency keys on create-order, confirm-order and pay-order-from-balance (decision 0006). */
 describe('an Idempotency-Key', () => {
   it('answers a retried create-order byte for byte, marked as replayed, and creates one order', async () => {
     const key = newKey();

@@ -20,7 +20,7 @@ const orderCount = async () =>
 
 /**
  * Strings PostgreSQL cannot store (U+0000, a lone surrogate) and operator fields a route does not
- * know: each a 400 naming the place, nothing stored (decisions.md §9). These answered 500 before.
+ * know: each a 400 naming the place, nothing stored (decision 0003). These answered 500 before.
  */
 describe('input the database cannot store', () => {
   it('refuses a NUL in a create-order field with 400 naming it, and stores nothing', async () => {

@@ -9,7 +9,7 @@ import { testDatabaseUrl } from '../support/database.ts';
 import type { Creds } from '../support/harness.ts';
 
 /**
- * Rate limits (decisions.md §9): per partner on /v1, counted across every instance on one database;
+ * Rate limits (decision 0008): per partner on /v1, counted across every instance on one database;
  * per client address for failed authentications. Two service instances share one database here.
  */
 let db: Awaited<ReturnType<typeof testDatabaseUrl>>;

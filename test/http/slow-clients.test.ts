@@ -35,7 +35,7 @@ function dribble(socket: Socket, chunks: string[], everyMs: number) {
   socket.on('close', () => clearInterval(timer));
 }
 
-/** Slow clients and their request ids (decisions.md §9 Hardening). */
+/** Slow clients and their request ids (decision 0003). */
 describe('slow clients', () => {
   it('are disconnected when the headers take over 10 s, or the whole request over 30 s', async () => {
     const headers = await rawClient();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { eventually, payment, rcaDraft, twoServicesOnOneDatabase } from './process.ts';
 
 /**
- * decisions.md §5: concurrent payments of one order across any number of instances on one
+ * Decision 0012: concurrent payments of one order across any number of instances on one
  * database: exactly one succeeds. Two real service processes on one PostgreSQL database.
  */
 describe('two service processes on one PostgreSQL database', () => {

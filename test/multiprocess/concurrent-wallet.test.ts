@@ -11,7 +11,7 @@ import {
 import { shuffledAttempts } from '../wallet/support.ts';
 
 /**
- * Issue 5: 1 000 payment attempts over 200 drafts of one partner, confirm-order and
+ * Decision 0012: 1 000 payment attempts over 200 drafts of one partner, confirm-order and
  * pay-order-from-balance mixed, 50 in flight at once across two service processes on one
  * PostgreSQL database, with a wallet that can pay only part of them. Every draft is paid at most
  * once, no sub-wallet goes below zero, the wallet falls by exactly the prices of the orders it

@@ -29,7 +29,7 @@ afterAll(async () => {
 }, 60_000);
 
 /**
- * The embedded default under a crash (issue 11): clients create drafts and pay them, half by
+ * The embedded default under a crash (decision 0017): clients create drafts and pay them, half by
  * confirm-order and half from the wallet, until the service's whole process group is SIGKILLed.
  * Its PostgreSQL runs in a session of its own and survives that; in the second case every
  * postgres process is SIGKILLed too, mid-write, and the server must recover from its WAL.

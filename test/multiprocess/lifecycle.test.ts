@@ -17,7 +17,7 @@ import {
 } from './process.ts';
 
 /**
- * Starting and stopping a real process on the embedded database (decisions.md §8): one process per
+ * Starting and stopping a real process on the embedded database (decision 0017): one process per
  * DATA_DIR, and SIGTERM lets in-flight requests finish before a clean exit.
  */
 describe('a service process on an embedded DATA_DIR', () => {

@@ -28,7 +28,7 @@ function snapshot(dir: string): string[] {
 }
 
 /**
- * Bad situations at start (issue 11): a clear message that names the problem and the remedy, a
+ * Bad situations at start (decision 0017): a clear message that names the problem and the remedy, a
  * non-zero exit, and nothing in DATA_DIR changed.
  */
 describe('npm start refuses, changing nothing', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from '../../sdk/src/index.ts';
 
 /**
- * verifyWebhook against events signed here as decisions.md §9 describes the service's delivery:
+ * verifyWebhook against events signed here as decision 0015 describes the service's delivery:
  * X-Polita-Signature: t=<unix seconds>,v1=<hex HMAC-SHA512(secret, "<t>.<raw body>")>, one v1 per
  * valid secret during a rotation, newest first.
  */

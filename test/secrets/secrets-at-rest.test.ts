@@ -16,7 +16,7 @@ import { startHarness, TEST_SECRET_KEY, type Harness } from '../support/harness.
 import { removeDataDir, spawnExpectingFailure, spawnService } from '../multiprocess/process.ts';
 
 /**
- * Secrets at rest (decisions.md §9 Hardening), on the real database: partner secrets encrypted
+ * Secrets at rest (decision 0021), on the real database: partner secrets encrypted
  * under SECRET_KEY, rows from before converted at start, key rotation, the sandbox admin token
  * stored only as a hash, and logs that carry no credential.
  */

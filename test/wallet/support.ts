@@ -58,7 +58,7 @@ export async function balance(h: Harness, creds?: Creds) {
   return res.body;
 }
 
-/** The wire error shape of decisions.md §1 with the reason in both fields. */
+/** The wire error shape of decision 0001 with the reason in both fields. */
 export const reasonError = (statusCode: number, reason: string) => ({
   statusCode,
   error: reason,

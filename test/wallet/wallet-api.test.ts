@@ -203,7 +203,7 @@ describe('pay-order-from-balance: which wallet pays', () => {
   });
 });
 
-describe('pay-order-from-balance: every error, in the precedence of decisions.md §5', () => {
+describe('pay-order-from-balance: every error, in the precedence of decision 0012', () => {
   it('403 no wallet comes before the spending switch and the order lookup', async () => {
     const p = await h.newPartner({ wallet: false });
     await setSpending(false);

@@ -11,7 +11,7 @@ import type { Services } from '../services.ts';
 import { asActor, audit, authenticateOperator, type Actor } from './operators.ts';
 
 /**
- * Console sign-ins (decisions.md §9). The cookie holds a random 32-byte id; the table keeps only its
+ * Console sign-ins (decision 0019). The cookie holds a random 32-byte id; the table keeps only its
  * SHA-256, so a copy of the database opens no session. A session ends after 12 h without a request,
  * at sign-out, or as soon as its operator is disabled. Times are the real clock's, not the sandbox
  * clock's: an operator moving the sandbox a day ahead must not sign everyone out.

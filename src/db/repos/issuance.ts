@@ -18,12 +18,12 @@ export interface IssuedItem {
  * Completes an issued order in one self-committing statement: its last item (what the provider
  * answered, its policy PDF under a download token), the order moved from `from` to `completed`
  * with its history row, the order's `completed` event for the partner (when it has a webhook URL
- * and receives them) and that event queued in the webhook outbox for its first delivery job. The
- * transaction around the same five statements and pg-boss's insert of the job cost seven round
- * trips an order, and issuance's cost is round trips.
+ * and receives them) and that event queued in the webhook outbox for its first delivery job. One
+ * round trip where a transaction and a job insert would take several: issuance's cost is round
+ * trips (decision 0025).
  *
  * The item is stored even when the guard on the status misses (another attempt completed the
- * order meanwhile): the same as its own transaction did before. The event is the order's first
+ * order meanwhile), as an item stored on its own would be. The event is the order's first
  * (completed is the first status with an event), so nothing is open before it and it is `pending`;
  * the rule that makes it `waiting` behind an open event (newEventState, createOrderEvent's too) is
  * kept all the same. Answers whether the order moved and the event queued, if one was.

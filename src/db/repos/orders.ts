@@ -8,8 +8,8 @@ type Conn = Kysely<DB> | Transaction<DB>;
 
 /**
  * The draft, its items and its first event in one statement: atomic without a transaction, and
- * one database round trip where three inserts in a transaction took five (create-order's cost
- * under load is round trips). Compiled once per shape (columns and number of items).
+ * one database round trip (create-order's cost under load is round trips). Compiled once per shape
+ * (columns and number of items).
  */
 export async function insertOrder(
   db: Conn,
@@ -217,7 +217,7 @@ const itemIssuedStatement = compiledOnce(
 
 /**
  * An item issued: what the provider answered, and its policy PDF stored under a download token, in
- * one statement (issuance runs at a couple of hundred orders a second, and its cost is round trips).
+ * one statement (issuance's cost is round trips, decision 0025).
  */
 export async function setItemIssued(
   trx: Transaction<DB>,

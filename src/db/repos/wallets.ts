@@ -95,7 +95,7 @@ export type LedgerRow = Selectable<LedgerEntriesTable>;
 
 /**
  * What pay-order-from-balance reads when its statement ({@link payOrderFromWallet}) refused: the
- * order with its items, and what the checks that precede the order in decisions.md §5 need (has the
+ * order with its items, and what the checks that precede the order in decision 0012 need (has the
  * partner a wallet, the operator's spending switch), in one round trip and outside any transaction
  * (nothing is locked), to answer the first check that refuses. undefined when no such order exists.
  */
@@ -138,7 +138,7 @@ export type WalletPayment =
   | { outcome: 'insufficient' }
   /**
    * Nothing changed: the order is not (or no longer) a draft this partner can pay from its wallet
-   * now, by one of the checks of decisions.md §5 before the balance; which one, the caller finds out.
+   * now, by one of the checks of decision 0012 before the balance; which one, the caller finds out.
    */
   | { outcome: 'refused' };
 
@@ -172,7 +172,7 @@ interface WalletPayer {
  * One wallet payment, in one round trip: one statement, its own transaction (autocommit) on the
  * service's database, which checks, pays and books, or changes nothing.
  *
- * It locks the order while it is this partner's unexpired draft and every check of decisions.md §5
+ * It locks the order while it is this partner's unexpired draft and every check of decision 0012
  * that precedes the balance passes ({@link payableGuards}). Then it locks the wallet (order first,
  * wallet second, as everywhere); chooses the sub-wallet (promo when it alone covers the price, else
  * online; this rule is written here and in {@link payOrdersFromWallet}); moves the order draft →
@@ -182,9 +182,9 @@ interface WalletPayer {
  * or none: the debit is joined to the order's move, the entry to the debit, and the statement is
  * atomic.
  *
- * Where a transaction took seven round trips (BEGIN, the read, the locking read, the job, the
- * booking, COMMIT), every payment of a partner queues on the wallet row only while the server runs
- * this statement and commits it. The entry's id is drawn first, so the order's receipt can name it
+ * Every payment of a partner queues on the wallet row, so the row is held only while the server
+ * runs this statement and commits it, never across a round trip to the service (decision 0026).
+ * The entry's id is drawn first, so the order's receipt can name it
  * in the same statement. A free order debits nothing and books no entry (amounts are never zero):
  * its receipt is `wallet:0`, from promo.
  */
@@ -206,8 +206,8 @@ export async function payOrderFromWallet(
  * Wallet payments of one partner, in one statement and one round trip (one commit on the service's
  * database), each checked, paid and booked as {@link payOrderFromWallet} does it or not changed at
  * all: one answer a job, in order. What a batch saves is a hot wallet's: one commit (one WAL flush)
- * and one round trip a payment had bounded one wallet at 700 to 1 300 payments a second on these
- * machines. A payment alone goes through payOrderFromWallet, whose statement costs the server less.
+ * and one round trip a payment limit how fast one wallet can pay (decision 0026). A payment alone
+ * goes through payOrderFromWallet, whose statement costs the server less.
  *
  * It locks, in id order, each job's order while it is this partner's unexpired draft at the job's
  * instant and the checks before the balance pass ({@link payableGuards}). An order named twice is
@@ -278,7 +278,7 @@ function guardArgs(p: WalletPayer): GuardArgs {
 }
 
 /**
- * The checks of decisions.md §5 that precede the balance, on the row of `orders`: the partner has
+ * The checks of decision 0012 that precede the balance, on the row of `orders`: the partner has
  * a wallet, the operator's spending switch is not off, every product is wallet-eligible, and the
  * order's creation time lies in each of its products' payability windows (the RO tariff switch).
  */

@@ -318,7 +318,7 @@ export async function recordAttempt(db: Conn, a: AttemptRecord): Promise<void> {
 }
 
 /**
- * An automatic attempt and its outcome in one statement (one round trip where three took three):
+ * An automatic attempt and its outcome in one statement (one round trip, decision 0031):
  * the attempt recorded; the event delivered, failed for good, or due again at `nextAt`, guarded by
  * its state (an outcome computed from a stale read changes nothing); and, when it settled, the oldest event of its order waiting behind
  * it made pending (as releaseNextEvent; the settling event still reads as pending inside the

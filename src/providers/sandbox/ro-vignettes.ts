@@ -5,7 +5,7 @@ import { addDays } from '../../domain/time.ts';
 import type { ActiveRoVignette, RoVignetteRegistry } from '../types.ts';
 import { TEST_VEHICLES } from './vehicles.ts';
 
-/** decisions.md §7: test vehicle 100000009 holds a vignette active until today + 5 days. */
+/** Test vehicle 100000009 holds a vignette active until today + 5 days (decision 0020). */
 const ACTIVE_TEST_VEHICLE = TEST_VEHICLES.find((v) => v.certificate === '100000009')!;
 
 /**

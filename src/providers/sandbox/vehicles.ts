@@ -1,6 +1,6 @@
 import type { RegisteredVehicle, VehicleRegistry } from '../types.ts';
 
-/** The sandbox MD registry: the test vehicles of decisions.md section 7, every attribute. */
+/** The sandbox MD registry: the test vehicles of decision 0020, every attribute. */
 const owner = (name: string, idnx: string, locality: string) => ({ name, idnx, locality });
 
 export const TEST_VEHICLES: readonly RegisteredVehicle[] = [
