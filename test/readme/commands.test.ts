@@ -158,3 +158,31 @@ describe('documented commands', () => {
     }
   });
 });
+
+describe('links between the documents', () => {
+  /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+  const slug = (heading: string) =>
+    heading
+      .toLowerCase()
+      .replace(/[`*_]/g, '')
+      .replace(/[^\p{L}\p{N} -]/gu, '')
+      .replace(/ /g, '-');
+  const anchors = (file: string) =>
+    new Set(
+      [...readFileSync(join(repo, file), 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!.trim())),
+    );
+  const files = [...COMMAND_DOCS, 'ARCHITECTURE.md', 'docs/benchmark-history.md', 'docs/decisions/README.md'];
+
+  it.each(files)('%s: every relative link names a file and heading that exist', (file) => {
+    const text = readFileSync(join(repo, file), 'utf8').replace(/```[\s\S]*?```/g, '');
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue;
+      const [path, anchor] = target!.split('#');
+      const resolved = path ? join(file, '..', path) : file;
+      expect(existsSync(join(repo, resolved)), `${file} links to ${target}`).toBe(true);
+      if (anchor && resolved.endsWith('.md')) {
+        expect(anchors(resolved), `${file} links to ${target}`).toContain(anchor);
+      }
+    }
+  });
+});
