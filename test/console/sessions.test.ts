@@ -140,19 +140,66 @@ describe('a session', () => {
 });
 
 describe('the pages', () => {
+  /** The CSP's directives, each with its sources. */
+  const directives = (csp: unknown) =>
+    Object.fromEntries(
+      String(csp)
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .filter((d) => d[0])
+        .map(([name, ...sources]) => [name, sources.join(' ')]),
+    );
+  /** What every console answer carries, pages and refusals alike (decision 0019). */
+  function expectLockedDown(res: { headers: Record<string, unknown> }, what: string) {
+    expect(directives(res.headers['content-security-policy']), what).toEqual({
+      'default-src': "'none'",
+      'script-src': "'self'",
+      'style-src': "'self'",
+      'img-src': "'self' data:",
+      'connect-src': "'self'",
+      'form-action': "'self'",
+      'frame-ancestors': "'none'",
+      'base-uri': "'none'",
+    });
+    expect(res.headers['x-frame-options'], what).toBe('DENY');
+    expect(res.headers['x-content-type-options'], what).toBe('nosniff');
+    expect(res.headers['referrer-policy'], what).toBe('same-origin');
+  }
+
   it('carry a strict CSP, no caching, and serve htmx and the stylesheet themselves', async () => {
     const { header } = await signIn(h.adminToken);
     const page = await get('/console', header);
-    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
-    expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expectLockedDown(page, 'a page');
     expect(page.headers['cache-control']).toBe('no-store');
     expect(page.body).toContain('src="/console/static/htmx.min.js"');
     expect(page.body).not.toMatch(/https?:\/\/(?!www\.w3\.org)/);
+    // The sign-in page, the way to it, a page that is not there and a refused POST: the same.
+    const refused = await h.service.app.inject({
+      method: 'POST',
+      url: '/console/settings',
+      headers: { ...FORM, cookie: header },
+      payload: form({}),
+    });
+    expect(refused.statusCode).toBe(403);
+    for (const [what, res] of [
+      ['sign-in', await get('/console/sign-in')],
+      ['the redirect to sign-in', await get('/console/orders')],
+      ['a missing page', await get('/console/nowhere', header)],
+      ['a refused POST', refused],
+    ] as const) {
+      expectLockedDown(res, what);
+      expect(res.headers['cache-control'], what).toBe('no-store');
+    }
     const js = await get('/console/static/htmx.min.js');
     expect(js.statusCode).toBe(200);
     expect(js.headers['content-type']).toContain('javascript');
     expect(js.body).toContain('2.0.11');
-    expect((await get('/console/static/console.css')).statusCode).toBe(200);
+    expectLockedDown(js, 'htmx');
+    const css = await get('/console/static/console.css');
+    expect(css.statusCode).toBe(200);
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    // Files the service ships may be kept an hour; pages never.
+    expect(css.headers['cache-control']).toBe('public, max-age=3600');
   });
 
   it('show a refused action’s reason with the operator API’s status', async () => {
