@@ -8,7 +8,7 @@ import { badRequest } from '../domain/errors.ts';
 import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
-import { fromHtmx, given, NOTICES, queryOf, unlessRefused, requireRole, type Render } from './web.ts';
+import { fromHtmx, given, noticeOf, queryOf, unlessRefused, requireRole, type Render } from './web.ts';
 
 const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 const ListQuery = Type.Object({
@@ -121,7 +121,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
         const result = await resendOrderEvent(svc, id);
         const done = result.delivered ? 'resend-delivered' : 'resend-failed';
         // htmx swaps the page's main part in place; a plain form gets the page again by GET.
-        if (fromHtmx(req)) return showOrder(req, reply, id, { notice: NOTICES[done] });
+        if (fromHtmx(req)) return showOrder(req, reply, id, { notice: noticeOf(done) });
         return reply.redirect(`/console/orders/${encodeURIComponent(id)}?done=${done}`, 303);
       },
       (r) => showOrder(req, reply, id, { error: r.message }, r.status),

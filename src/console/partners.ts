@@ -11,7 +11,7 @@ import type { App } from '../http/typed.ts';
 import {
   fromHtmx,
   given,
-  NOTICES,
+  noticeOf,
   queryOf,
   refusal,
   requireRole,
@@ -207,7 +207,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
         async () => {
           requireRole(req, admin.method, admin.path(id), admin.what);
           const done = await run(req as FastifyRequest & { body: Record<string, unknown> }, id);
-          if (fromHtmx(req)) return showPartner(req, reply, id, { notice: NOTICES[done] });
+          if (fromHtmx(req)) return showPartner(req, reply, id, { notice: noticeOf(done) });
           return reply.redirect(`/console/partners/${encodeURIComponent(id)}?done=${done}`, 303);
         },
         (r) => showPartner(req, reply, id, { error: r.message, ...formEcho(req.body) }, r.status),

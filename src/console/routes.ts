@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
+import fastifyStatic from '@fastify/static';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyView from '@fastify/view';
 import { Type } from '@sinclair/typebox';
@@ -19,7 +20,7 @@ import { orderPages } from './orders.ts';
 import { overviewPage } from './overview.ts';
 import { partnerPages } from './partners.ts';
 import { settingsPages } from './settings.ts';
-import { NOTICES, statusOf, type Render } from './web.ts';
+import { noticeOf, statusOf, type Render } from './web.ts';
 
 /**
  * The operator console (decision 0019): server-rendered pages under /console, partial updates by
@@ -30,14 +31,15 @@ import { NOTICES, statusOf, type Render } from './web.ts';
  * who acted.
  */
 export const COOKIE = 'polita_console';
-const HTMX_FILE = createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js');
-const STATIC: Record<string, { type: string; body: Buffer }> = {
-  'console.css': {
-    type: 'text/css; charset=utf-8',
-    body: readFileSync(new URL('./static/console.css', import.meta.url)),
-  },
-  'htmx.min.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(HTMX_FILE) },
-};
+/**
+ * /console/static/ serves the stylesheet (src/console/static) and htmx from its package, and only
+ * these: the other files of htmx's folder are not the console's to publish.
+ */
+const STATIC_ROOTS = [
+  fileURLToPath(new URL('./static/', import.meta.url)),
+  dirname(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js')),
+];
+const STATIC_FILES = new Set(['/console.css', '/htmx.min.js']);
 
 /**
  * Pages only load what the service serves; no frame may hold them (clickjacking). Helmet's other
@@ -92,7 +94,7 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         const html = await reply.viewAsync(view, {
           session: req.consoleSession,
           path: req.url.split('?')[0],
-          notice: typeof done === 'string' ? NOTICES[done] : undefined,
+          notice: typeof done === 'string' ? noticeOf(done) : undefined,
           ...data,
         });
         return reply.code(status).type('text/html; charset=utf-8').send(html);
@@ -197,11 +199,13 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         refuse(req, reply, 404, `There is no console page at ${req.url.split('?')[0]}.`),
       );
 
-      const staticFile = { params: Type.Object({ file: Type.String({ maxLength: 100 }) }) };
-      c.get('/static/:file', { schema: staticFile }, async (req, reply) => {
-        const file = STATIC[req.params.file];
-        if (!file) return refuse(req, reply, 404, 'No such file.');
-        return reply.header('cache-control', 'public, max-age=3600').type(file.type).send(file.body);
+      await c.register(fastifyStatic, {
+        root: STATIC_ROOTS,
+        prefix: '/static/',
+        allowedPath: (path) => STATIC_FILES.has(path),
+        index: false,
+        decorateReply: false,
+        maxAge: '1h',
       });
 
       c.get('/sign-in', async (req, reply) => {

@@ -101,7 +101,7 @@ export async function settingsPages(app: App, svc: Services, render: Render): Pr
         title: 'Audit log',
         nav: 'audit',
         filters: { actor: actor ?? '', target: target ?? '' },
-        names: Object.fromEntries(names),
+        names,
         firstPage: cursor ? `/console/audit${queryOf({ actor, target })}` : null,
       };
       return unlessRefused(

@@ -27,25 +27,28 @@ export function statusOf(e: DomainError): number {
 
 /**
  * What a `?done=` after a redirect says. Only these fixed sentences: nothing from the query string
- * reaches the page.
+ * reaches the page, and a value that is no key here (`constructor`, `__proto__`) says nothing.
  */
-export const NOTICES: Record<string, string> = {
-  refunded: 'The order is refunded.',
-  'resend-delivered': 'The webhook was re-sent and delivered.',
-  'resend-failed': 'The webhook was re-sent but not delivered: see the last attempt below.',
-  credited: 'The wallet is credited.',
-  'credit-repeated': 'A credit with this reference was already booked: nothing changed.',
-  'webhook-saved': 'The webhook settings are saved.',
-  disabled: 'The partner is disabled: its requests are refused.',
-  enabled: 'The partner is enabled again.',
-  'test-delivered': 'The test event was delivered.',
-  'test-failed': 'The test event was not delivered.',
-  retired: 'The old secrets are retired: only the newest works now.',
-  'settings-saved': 'The settings are saved.',
-  'clock-set': 'The sandbox clock is set.',
-  'clock-reset': 'The sandbox clock follows real time again.',
-  'signed-out': 'You are signed out.',
-};
+const NOTICES = new Map<string, string>([
+  ['refunded', 'The order is refunded.'],
+  ['resend-delivered', 'The webhook was re-sent and delivered.'],
+  ['resend-failed', 'The webhook was re-sent but not delivered: see the last attempt below.'],
+  ['credited', 'The wallet is credited.'],
+  ['credit-repeated', 'A credit with this reference was already booked: nothing changed.'],
+  ['webhook-saved', 'The webhook settings are saved.'],
+  ['disabled', 'The partner is disabled: its requests are refused.'],
+  ['enabled', 'The partner is enabled again.'],
+  ['test-delivered', 'The test event was delivered.'],
+  ['test-failed', 'The test event was not delivered.'],
+  ['retired', 'The old secrets are retired: only the newest works now.'],
+  ['settings-saved', 'The settings are saved.'],
+  ['clock-set', 'The sandbox clock is set.'],
+  ['clock-reset', 'The sandbox clock follows real time again.'],
+  ['signed-out', 'You are signed out.'],
+]);
+
+/** The notice a `?done=` value names, or undefined. */
+export const noticeOf = (done: string): string | undefined => NOTICES.get(done);
 
 /**
  * Refuses a state-changing console action to the support role unless the operator API lets support

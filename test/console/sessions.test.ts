@@ -202,6 +202,42 @@ describe('the pages', () => {
     expect(css.headers['cache-control']).toBe('public, max-age=3600');
   });
 
+  it('static __proto__ → 404: only the stylesheet and htmx are served, no name reaches a prototype', async () => {
+    const { header } = await signIn(h.adminToken);
+    for (const file of [
+      '__proto__',
+      'constructor',
+      'toString',
+      'htmx.js',
+      'package.json',
+      '..%2Fviews%2Flayout.eta',
+    ]) {
+      const res = await get(`/console/static/${file}`, header);
+      expect(res.statusCode, file).toBe(404);
+      expect(res.body, file).toContain('There is no console page at');
+    }
+  });
+
+  it('?done=constructor shows no notice: only the fixed sentences of known values', async () => {
+    const { header } = await signIn(h.adminToken);
+    for (const done of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      for (const url of [`/console?done=${done}`, `/console/settings?done=${done}`]) {
+        const res = await get(url, header);
+        expect(res.statusCode, url).toBe(200);
+        expect(res.body, url).not.toContain('class="notice"');
+        expect(res.body, url).not.toContain('native code');
+      }
+    }
+    expect((await get('/console/settings?done=settings-saved', header)).body).toContain(
+      '<p class="notice" role="status">The settings are saved.</p>',
+    );
+    // A period is one of the Overview's own, not whatever the name finds on an object.
+    const period = await get('/console?period=toString', header);
+    expect(period.statusCode).toBe(400);
+    expect(period.body).toContain('Period must be one of 24h, 7d, 30d');
+    expect(period.body).not.toContain('native code');
+  });
+
   it('show a refused action’s reason with the operator API’s status', async () => {
     const { header } = await signIn(h.adminToken);
     const _csrf = await csrfOf(header);
