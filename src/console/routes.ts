@@ -1,7 +1,9 @@
+import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
+import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
@@ -10,7 +12,7 @@ import fastifyView from '@fastify/view';
 import { Type } from '@sinclair/typebox';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { csrfMatches, sessionFor, signIn, signOut } from '../app/admin/console-sessions.ts';
+import { sessionFor, signIn, signOut } from '../app/admin/console-sessions.ts';
 import { asActor } from '../app/admin/operators.ts';
 import type { Services } from '../app/services.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -25,12 +27,18 @@ import { noticeOf, statusOf, type Render } from './web.ts';
 /**
  * The operator console (decision 0019): server-rendered pages under /console, partial updates by
  * htmx, everything served by the service itself. A session is a random id in an HttpOnly,
- * SameSite=Strict cookie (Path=/console, Secure behind https); every POST carries the session's
- * CSRF token (a hidden field, or the X-CSRF-Token header htmx sends) or is refused with 403 before
- * anything runs. Each handler runs as the signed-in operator (via console), so the audit log says
- * who acted.
+ * SameSite=Strict cookie (Path=/console, Secure behind https); every POST carries a CSRF token
+ * bound to the session (a hidden field, or the X-CSRF-Token header htmx sends) or is refused with
+ * 403 before anything runs (decision 0034). Each handler runs as the signed-in operator (via
+ * console), so the audit log says who acted.
  */
 export const COOKIE = 'polita_console';
+/** The CSRF secret of @fastify/csrf-protection, set beside the session cookie with its attributes. */
+const CSRF_COOKIE = 'polita_csrf';
+/** The plugin's refusals: no CSRF cookie, or a token that is not this session's. */
+const CSRF_ERRORS = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN']);
+const CSRF_REFUSED =
+  'This form did not carry the console’s security token (CSRF), so nothing was done. Reload the page and try again.';
 /**
  * /console/static/ serves the stylesheet (src/console/static) and htmx from its package, and only
  * these: the other files of htmx's folder are not the console's to publish.
@@ -74,6 +82,24 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
       const c = scope.withTypeProvider<TypeBoxTypeProvider>();
       await c.register(fastifyHelmet, HELMET);
       await c.register(fastifyCookie);
+      // A token is good only with this browser's CSRF cookie and for the session it was made for
+      // (its userInfo is the session's secret). Every instance must accept the others' tokens, so
+      // the plugin's HMAC key is derived from the admin token they share.
+      await c.register(fastifyCsrf, {
+        cookieKey: CSRF_COOKIE,
+        cookieOpts: { path: '/console', httpOnly: true, sameSite: 'strict' },
+        getUserInfo: (req) => req.consoleSession?.csrfSecret ?? '',
+        getToken: (req) => {
+          const header = req.headers['x-csrf-token'];
+          if (typeof header === 'string') return header;
+          const field = isRecord(req.body) ? req.body._csrf : undefined;
+          return typeof field === 'string' ? field : undefined;
+        },
+        csrfOpts: {
+          userInfo: true,
+          hmacKey: createHmac('sha256', adminToken).update('polita console csrf').digest(),
+        },
+      });
       await c.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
       await c.register(fastifyView, {
         engine: { eta: new Eta({ autoEscape: true, autoTrim: false }) },
@@ -91,8 +117,13 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
 
       const render: Render = async (req, reply, view, data, status = 200) => {
         const done = isRecord(req.query) ? req.query.done : undefined;
+        const session = req.consoleSession;
         const html = await reply.viewAsync(view, {
-          session: req.consoleSession,
+          session,
+          // The token the page's forms and htmx send back (the plugin sets its cookie if missing).
+          csrf: session
+            ? reply.generateCsrf({ userInfo: session.csrfSecret, secure: secure(req) })
+            : undefined,
           path: req.url.split('?')[0],
           notice: typeof done === 'string' ? noticeOf(done) : undefined,
           ...data,
@@ -125,26 +156,22 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         );
       });
 
-      // A POST from another origin is refused outright; with a session it must also carry the
-      // session's CSRF token. Checked before validation, so a forged request changes nothing and
-      // learns nothing about the form.
+      // A POST from another origin is refused outright, before anything else (decision 0034: the
+      // CSRF plugin checks tokens, not origins, and sign-in has no session to bind a token to).
       c.addHook('preValidation', async (req, reply) => {
-        if (req.method !== 'POST') return;
         const origin = req.headers.origin;
-        if (origin !== undefined && !sameSite(req, origin)) {
+        if (req.method === 'POST' && origin !== undefined && !sameSite(req, origin)) {
           return refuse(req, reply, 403, 'This request came from another site: the console refuses it.');
         }
-        const session = req.consoleSession;
-        if (!session) return; // sign-in: no session yet
-        const token = req.headers['x-csrf-token'] ?? (isRecord(req.body) ? req.body._csrf : undefined);
-        if (!csrfMatches(session, token)) {
-          return refuse(
-            req,
-            reply,
-            403,
-            'This form did not carry the console’s security token (CSRF), so nothing was done. Reload the page and try again.',
-          );
-        }
+      });
+      // With a session, a POST must carry the session's CSRF token. Checked before validation, so a
+      // forged request changes nothing and learns nothing about the form.
+      c.addHook('preValidation', (req, reply, done) => {
+        if (req.method === 'POST' && req.consoleSession) c.csrfProtection(req, reply, done);
+        else done();
+      });
+      c.addHook('preValidation', async (req, reply) => {
+        if (req.method !== 'POST' || !req.consoleSession) return;
         const bad = findBadText(req.body, 'form');
         if (bad) return refuse(req, reply, 400, `${bad.replace(/^form\//, '')} ${BAD_TEXT}`);
       });
@@ -181,8 +208,10 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         return render(req, reply, 'error', { title: 'Refused', message }, status);
       }
 
-      c.setErrorHandler(async (err: Error & { validation?: unknown; statusCode?: number }, req, reply) => {
+      type Failure = Error & { validation?: unknown; statusCode?: number; code?: string };
+      c.setErrorHandler(async (err: Failure, req, reply) => {
         if (err instanceof DomainError) return refuse(req, reply, statusOf(err), err.reason);
+        if (CSRF_ERRORS.has(err.code ?? '')) return refuse(req, reply, 403, CSRF_REFUSED);
         if (err.validation) return refuse(req, reply, 400, err.message);
         const status = err.statusCode ?? 500;
         if (status === 413) return refuse(req, reply, 413, 'The form is larger than 64 KiB.');
@@ -241,12 +270,14 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
 
       c.post('/sign-out', async (req, reply) => {
         await signOut(svc, req.cookies[COOKIE], req.consoleSession!.actor);
-        reply.clearCookie(COOKIE, {
+        const attributes = {
           path: '/console',
           httpOnly: true,
           sameSite: 'strict',
           secure: secure(req),
-        });
+        } as const;
+        reply.clearCookie(COOKIE, attributes);
+        reply.clearCookie(CSRF_COOKIE, attributes);
         return reply.redirect('/console/sign-in?done=signed-out', 303);
       });
 

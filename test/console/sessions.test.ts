@@ -19,7 +19,12 @@ afterAll(async () => {
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
-async function signIn(token: string, headers: Record<string, string> = {}) {
+/**
+ * Signs in as a browser does: the sign-in POST, then the page it leads to, which sets the CSRF
+ * cookie. `header` carries both cookies; `csrfCookie` (one browser, a second session) is sent
+ * instead of a new one.
+ */
+async function signIn(token: string, headers: Record<string, string> = {}, csrfCookie?: string) {
   const res = await h.service.app.inject({
     method: 'POST',
     url: '/console/sign-in',
@@ -27,7 +32,16 @@ async function signIn(token: string, headers: Record<string, string> = {}) {
     payload: form({ token }),
   });
   const cookie = res.cookies.find((c) => c.name === 'polita_console');
-  return { res, cookie, header: cookie ? `polita_console=${cookie.value}` : '' };
+  if (!cookie) return { res, cookie, header: '' };
+  const session = `polita_console=${cookie.value}`;
+  if (csrfCookie) return { res, cookie, header: `${session}; ${csrfCookie}` };
+  const page = await h.service.app.inject({
+    method: 'GET',
+    url: '/console',
+    headers: { ...headers, cookie: session },
+  });
+  const csrf = page.cookies.find((c) => c.name === 'polita_csrf');
+  return { res, cookie, csrf, header: csrf ? `${session}; polita_csrf=${csrf.value}` : session };
 }
 
 const get = (url: string, cookie = '') =>
@@ -53,9 +67,16 @@ describe('sign-in', () => {
     expect(rows.rows.some((r) => r.actor === 'admin-token' && r.actor_name === 'Admin token')).toBe(true);
   });
 
-  it('marks the cookie Secure when the request came over https', async () => {
-    const { cookie } = await signIn(h.adminToken, { 'x-forwarded-proto': 'https' });
+  it('sets the CSRF cookie with the same attributes on the first page', async () => {
+    const { csrf } = await signIn(h.adminToken);
+    expect(csrf).toMatchObject({ path: '/console', httpOnly: true, sameSite: 'Strict' });
+    expect(csrf!.secure).toBeFalsy();
+  });
+
+  it('marks the cookies Secure when the request came over https', async () => {
+    const { cookie, csrf } = await signIn(h.adminToken, { 'x-forwarded-proto': 'https' });
     expect(cookie!.secure).toBe(true);
+    expect(csrf!.secure).toBe(true);
   });
 
   it('answers a wrong or empty token 401 with the reason, and opens nothing', async () => {
@@ -136,6 +157,45 @@ describe('a session', () => {
     expect(ok.statusCode).toBe(303);
     expect((await h.admin('GET', '/admin/settings')).body).toEqual({ balance_spending_enabled: false });
     await h.admin('PUT', '/admin/settings', { balance_spending_enabled: true });
+  });
+});
+
+describe('the CSRF token', () => {
+  /** Settings saved with spending switched off (the form's checkbox left out). */
+  const saveSettings = (cookie: string, fields: Record<string, string>, url = '/console/settings') =>
+    h.service.app.inject({ method: 'POST', url, headers: { ...FORM, cookie }, payload: form(fields) });
+  const refusedForCsrf = (res: { statusCode: number; body: string }) => {
+    expect(res.statusCode).toBe(403);
+    expect(res.body).toContain('did not carry the console’s security token (CSRF)');
+  };
+  const cookieOf = (header: string, name: string) =>
+    header.split('; ').find((c) => c.startsWith(`${name}=`))!;
+
+  it('is bound to its session: another session’s is refused, in the same browser too', async () => {
+    const first = await signIn(h.adminToken);
+    const token = await csrfOf(first.header);
+    // The same browser (the same CSRF cookie), a second session.
+    const csrfCookie = cookieOf(first.header, 'polita_csrf');
+    const op = await createOperator(h.service.svc, { name: 'Ilie', role: 'admin' });
+    const second = await signIn(op.token, {}, csrfCookie);
+    refusedForCsrf(await saveSettings(second.header, { _csrf: token }));
+    // Nor does a token outlive its session's sign-out.
+    expect((await saveSettings(first.header, { _csrf: token }, '/console/sign-out')).statusCode).toBe(303);
+    const again = await signIn(h.adminToken, {}, csrfCookie);
+    refusedForCsrf(await saveSettings(again.header, { _csrf: token }));
+    expect((await saveSettings(again.header, { _csrf: await csrfOf(again.header) })).statusCode).toBe(303);
+    expect((await h.admin('GET', '/admin/settings')).body).toEqual({ balance_spending_enabled: false });
+    await h.admin('PUT', '/admin/settings', { balance_spending_enabled: true });
+  });
+
+  it('is refused without the CSRF cookie it was made with', async () => {
+    const { header } = await signIn(h.adminToken);
+    const token = await csrfOf(header);
+    const session = cookieOf(header, 'polita_console');
+    refusedForCsrf(await saveSettings(session, { _csrf: token }));
+    const another = cookieOf((await signIn(h.adminToken)).header, 'polita_csrf');
+    refusedForCsrf(await saveSettings(`${session}; ${another}`, { _csrf: token }));
+    expect((await h.admin('GET', '/admin/settings')).body).toEqual({ balance_spending_enabled: true });
   });
 });
 
