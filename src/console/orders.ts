@@ -8,6 +8,7 @@ import { badRequest } from '../domain/errors.ts';
 import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
+import { issuedFields, withoutPolicy } from './issued.ts';
 import { fromHtmx, given, noticeOf, queryOf, unlessRefused, requireRole, type Render } from './web.ts';
 
 const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
@@ -82,6 +83,11 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
         title: `Order ${order.id}`,
         nav: 'orders',
         order,
+        products: order.products.map((p) => ({
+          ...p,
+          fields: p.issued ? issuedFields(p.product, p.issued) : null,
+          withoutPolicy: p.issued ? null : withoutPolicy(order.status),
+        })),
         refundable: order.status === 'failed' || order.status === 'completed',
         canRefund: session.actor.role === 'admin',
         ...extra,
