@@ -119,7 +119,8 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         const done = isRecord(req.query) ? req.query.done : undefined;
         const session = req.consoleSession;
         const html = await reply.viewAsync(view, {
-          session,
+          // Who is signed in; the session's CSRF secret stays out of every template.
+          session: session && { actor: session.actor },
           // The token the page's forms and htmx send back (the plugin sets its cookie if missing).
           csrf: session
             ? reply.generateCsrf({ userInfo: session.csrfSecret, secure: secure(req) })

@@ -188,6 +188,19 @@ describe('the CSRF token', () => {
     await h.admin('PUT', '/admin/settings', { balance_spending_enabled: true });
   });
 
+  it('never shows the session’s secret it is bound to', async () => {
+    const { header } = await signIn(h.adminToken);
+    const page = await get('/console/settings', header);
+    const { rows } = await sql<{ csrf_token: string }>`select csrf_token from console_sessions`.execute(
+      h.service.svc.db,
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) {
+      expect(page.body).not.toContain(r.csrf_token);
+      expect(String(page.headers['set-cookie'] ?? '')).not.toContain(r.csrf_token);
+    }
+  });
+
   it('is refused without the CSRF cookie it was made with', async () => {
     const { header } = await signIn(h.adminToken);
     const token = await csrfOf(header);
