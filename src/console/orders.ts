@@ -8,9 +8,9 @@ import { badRequest } from '../domain/errors.ts';
 import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
-import { fromHtmx, given, NOTICES, queryOf, unlessRefused, requireRole, type Render } from './web.ts';
+import { issuedFields, withoutPolicy } from './issued.ts';
+import { act, given, Id, listPage, Text, type Render } from './web.ts';
 
-const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 const ListQuery = Type.Object({
   q: Text(),
   status: Text(20),
@@ -20,7 +20,6 @@ const ListQuery = Type.Object({
   to: Text(10),
   cursor: Text(),
 });
-const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const DetailQuery = Type.Object({ refund: Text(1), done: Text(40) });
 const PAGE = 25;
 
@@ -37,32 +36,23 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
     };
     const defined = Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined));
     const cursor = given(req.query.cursor);
-    // htmx shows the address of what it fetched without the empty fields.
-    if (fromHtmx(req)) reply.header('hx-push-url', `/console/orders${queryOf({ ...filters, cursor })}`);
-    const base = {
-      title: 'Orders',
-      nav: 'orders',
+    return listPage(req, reply, render, {
+      view: 'orders',
+      path: '/console/orders',
       filters,
-      statuses: ORDER_STATUSES,
-      products: PRODUCTS,
-      // The partner filter offers the first partners by id; any id can still be typed in a search.
-      partners: (await listPartners(svc, { limit: 200 })).partners,
-      firstPage: cursor ? `/console/orders${queryOf(filters)}` : null,
-    };
-    return unlessRefused(
-      async () => {
-        const page = await listOrdersForOperator(svc, {
-          ...defined,
-          limit: PAGE,
-          ...(cursor ? { cursor } : {}),
-        });
-        const next = page.next_cursor
-          ? `/console/orders${queryOf({ ...filters, cursor: page.next_cursor })}`
-          : null;
-        return render(req, reply, 'orders', { ...base, orders: page.orders, next });
+      cursor,
+      data: {
+        title: 'Orders',
+        nav: 'orders',
+        filters,
+        statuses: ORDER_STATUSES,
+        products: PRODUCTS,
+        // The partner filter offers the first partners by id; any id can still be typed in a search.
+        partners: (await listPartners(svc, { limit: 200 })).partners,
       },
-      (r) => render(req, reply, 'orders', { ...base, orders: [], next: null, error: r.message }, r.status),
-    );
+      rows: 'orders',
+      load: () => listOrdersForOperator(svc, { ...defined, limit: PAGE, ...(cursor ? { cursor } : {}) }),
+    });
   });
 
   const showOrder = async (
@@ -82,6 +72,11 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
         title: `Order ${order.id}`,
         nav: 'orders',
         order,
+        products: order.products.map((p) => ({
+          ...p,
+          fields: p.issued ? issuedFields(p.product, p.issued) : null,
+          withoutPolicy: p.issued ? null : withoutPolicy(order.status),
+        })),
         refundable: order.status === 'failed' || order.status === 'completed',
         canRefund: session.actor.role === 'admin',
         ...extra,
@@ -94,37 +89,36 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
     showOrder(req, reply, req.params.id, { refundOpen: req.query.refund === '1' }),
   );
 
+  const page = (id: string) => `/console/orders/${encodeURIComponent(id)}`;
+
   app.post(
     '/orders/:id/refund',
     { schema: { params: Id, body: Type.Object({ _csrf: Text(), reason: Text(500) }) } },
     async (req, reply) => {
       const id = req.params.id;
       const reason = (req.body.reason ?? '').trim();
-      return unlessRefused(
-        async () => {
-          requireRole(req, 'POST', `/admin/orders/${id}/refund`, 'refund orders');
+      return act(req, reply, {
+        as: { method: 'POST', path: `/admin/orders/${id}/refund`, what: 'refund orders' },
+        run: async () => {
           if (!reason)
             throw badRequest('Give a reason for the refund: the partner and the audit log see it.');
           await refundOrder(svc, id, { reason, actor: `console:${req.consoleSession!.actor.id}` });
-          return reply.redirect(`/console/orders/${encodeURIComponent(id)}?done=refunded`, 303);
+          return 'refunded';
         },
-        (r) => showOrder(req, reply, id, { error: r.message, refundOpen: true, reason }, r.status),
-      );
+        page: page(id),
+        show: (extra, status) => showOrder(req, reply, id, extra, status),
+        kept: { refundOpen: true, reason },
+      });
     },
   );
 
   app.post('/orders/:id/resend', { schema: { params: Id } }, async (req, reply) => {
     const id = req.params.id;
-    return unlessRefused(
-      async () => {
-        requireRole(req, 'POST', `/admin/orders/${id}/webhook`, 're-send webhooks');
-        const result = await resendOrderEvent(svc, id);
-        const done = result.delivered ? 'resend-delivered' : 'resend-failed';
-        // htmx swaps the page's main part in place; a plain form gets the page again by GET.
-        if (fromHtmx(req)) return showOrder(req, reply, id, { notice: NOTICES[done] });
-        return reply.redirect(`/console/orders/${encodeURIComponent(id)}?done=${done}`, 303);
-      },
-      (r) => showOrder(req, reply, id, { error: r.message }, r.status),
-    );
+    return act(req, reply, {
+      as: { method: 'POST', path: `/admin/orders/${id}/webhook`, what: 're-send webhooks' },
+      run: async () => ((await resendOrderEvent(svc, id)).delivered ? 'resend-delivered' : 'resend-failed'),
+      page: page(id),
+      show: (extra, status) => showOrder(req, reply, id, extra, status),
+    });
   });
 }

@@ -9,18 +9,18 @@ import { badRequest, DomainError } from '../domain/errors.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import {
-  fromHtmx,
+  act,
   given,
-  NOTICES,
+  Id,
+  listPage,
   queryOf,
   refusal,
   requireRole,
+  Text,
   type Render,
   unlessRefused,
 } from './web.ts';
 
-const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
-const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
 /** A group of checkboxes: absent, one value, or several. */
 const Checks = Type.Optional(
   Type.Union([Type.String({ maxLength: 20 }), Type.Array(Type.String({ maxLength: 20 }), { maxItems: 10 })]),
@@ -44,28 +44,15 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     async (req, reply) => {
       const q = given(req.query.q);
       const cursor = given(req.query.cursor);
-      if (fromHtmx(req)) reply.header('hx-push-url', `/console/partners${queryOf({ q, cursor })}`);
-      const base = {
-        title: 'Partners',
-        nav: 'partners',
-        q: q ?? '',
-        firstPage: cursor ? `/console/partners${queryOf({ q })}` : null,
-      };
-      return unlessRefused(
-        async () => {
-          const page = await listPartners(svc, {
-            limit: PAGE,
-            ...(q ? { q } : {}),
-            ...(cursor ? { cursor } : {}),
-          });
-          const next = page.next_cursor
-            ? `/console/partners${queryOf({ q, cursor: page.next_cursor })}`
-            : null;
-          return render(req, reply, 'partners', { ...base, partners: page.partners, next });
-        },
-        (r) =>
-          render(req, reply, 'partners', { ...base, partners: [], next: null, error: r.message }, r.status),
-      );
+      return listPage(req, reply, render, {
+        view: 'partners',
+        path: '/console/partners',
+        filters: { q },
+        cursor,
+        data: { title: 'Partners', nav: 'partners', q: q ?? '' },
+        rows: 'partners',
+        load: () => listPartners(svc, { limit: PAGE, ...(q ? { q } : {}), ...(cursor ? { cursor } : {}) }),
+      });
     },
   );
 
@@ -203,15 +190,13 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
   ) =>
     app.post(path, { schema: { params: Id } }, async (req, reply) => {
       const id = req.params.id;
-      return unlessRefused(
-        async () => {
-          requireRole(req, admin.method, admin.path(id), admin.what);
-          const done = await run(req as FastifyRequest & { body: Record<string, unknown> }, id);
-          if (fromHtmx(req)) return showPartner(req, reply, id, { notice: NOTICES[done] });
-          return reply.redirect(`/console/partners/${encodeURIComponent(id)}?done=${done}`, 303);
-        },
-        (r) => showPartner(req, reply, id, { error: r.message, ...formEcho(req.body) }, r.status),
-      );
+      return act(req, reply, {
+        as: { method: admin.method, path: admin.path(id), what: admin.what },
+        run: () => run(req as FastifyRequest & { body: Record<string, unknown> }, id),
+        page: `/console/partners/${encodeURIComponent(id)}`,
+        show: (extra, status) => showPartner(req, reply, id, extra, status),
+        kept: formEcho(req.body),
+      });
     });
 
   action(

@@ -1,14 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
+import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyStatic from '@fastify/static';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyView from '@fastify/view';
 import { Type } from '@sinclair/typebox';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { csrfMatches, sessionFor, signIn, signOut } from '../app/admin/console-sessions.ts';
+import { sessionFor, signIn, signOut } from '../app/admin/console-sessions.ts';
 import { asActor } from '../app/admin/operators.ts';
 import type { Services } from '../app/services.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -18,37 +22,54 @@ import { orderPages } from './orders.ts';
 import { overviewPage } from './overview.ts';
 import { partnerPages } from './partners.ts';
 import { settingsPages } from './settings.ts';
-import { NOTICES, statusOf, type Render } from './web.ts';
+import { noticeOf, statusOf, type Render } from './web.ts';
 
 /**
  * The operator console (decision 0019): server-rendered pages under /console, partial updates by
  * htmx, everything served by the service itself. A session is a random id in an HttpOnly,
- * SameSite=Strict cookie (Path=/console, Secure behind https); every POST carries the session's
- * CSRF token (a hidden field, or the X-CSRF-Token header htmx sends) or is refused with 403 before
- * anything runs. Each handler runs as the signed-in operator (via console), so the audit log says
- * who acted.
+ * SameSite=Strict cookie (Path=/console, Secure behind https); every POST carries a CSRF token
+ * bound to the session (a hidden field, or the X-CSRF-Token header htmx sends) or is refused with
+ * 403 before anything runs (decision 0034). Each handler runs as the signed-in operator (via
+ * console), so the audit log says who acted.
  */
 export const COOKIE = 'polita_console';
-const HTMX_FILE = createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js');
-const STATIC: Record<string, { type: string; body: Buffer }> = {
-  'console.css': {
-    type: 'text/css; charset=utf-8',
-    body: readFileSync(new URL('./static/console.css', import.meta.url)),
-  },
-  'htmx.min.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(HTMX_FILE) },
-};
+/** The CSRF secret of @fastify/csrf-protection, set beside the session cookie with its attributes. */
+const CSRF_COOKIE = 'polita_csrf';
+/** The plugin's refusals: no CSRF cookie, or a token that is not this session's. */
+const CSRF_ERRORS = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN']);
+const CSRF_REFUSED =
+  'This form did not carry the console’s security token (CSRF), so nothing was done. Reload the page and try again.';
+/**
+ * /console/static/ serves the stylesheet (src/console/static) and htmx from its package, and only
+ * these: the other files of htmx's folder are not the console's to publish.
+ */
+const STATIC_ROOTS = [
+  fileURLToPath(new URL('./static/', import.meta.url)),
+  dirname(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js')),
+];
+const STATIC_FILES = new Set(['/console.css', '/htmx.min.js']);
 
-/** Pages only load what the service serves; no frame may hold them (clickjacking). */
-const CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
+/**
+ * Pages only load what the service serves; no frame may hold them (clickjacking). Helmet's other
+ * defaults stay on: nosniff, the cross-origin policies, Strict-Transport-Security (heeded over https).
+ */
+const HELMET = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'none'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'"],
+      imgSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      formAction: ["'self'"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+    },
+  },
+  frameguard: { action: 'deny' },
+  referrerPolicy: { policy: 'same-origin' },
+} as const;
 
 const PUBLIC = new Set(['/console/sign-in']);
 
@@ -59,7 +80,26 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
   await app.register(
     async (scope) => {
       const c = scope.withTypeProvider<TypeBoxTypeProvider>();
+      await c.register(fastifyHelmet, HELMET);
       await c.register(fastifyCookie);
+      // A token is good only with this browser's CSRF cookie and for the session it was made for
+      // (its userInfo is the session's secret). Every instance must accept the others' tokens, so
+      // the plugin's HMAC key is derived from the admin token they share.
+      await c.register(fastifyCsrf, {
+        cookieKey: CSRF_COOKIE,
+        cookieOpts: { path: '/console', httpOnly: true, sameSite: 'strict' },
+        getUserInfo: (req) => req.consoleSession?.csrfSecret ?? '',
+        getToken: (req) => {
+          const header = req.headers['x-csrf-token'];
+          if (typeof header === 'string') return header;
+          const field = isRecord(req.body) ? req.body._csrf : undefined;
+          return typeof field === 'string' ? field : undefined;
+        },
+        csrfOpts: {
+          userInfo: true,
+          hmacKey: createHmac('sha256', adminToken).update('polita console csrf').digest(),
+        },
+      });
       await c.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
       await c.register(fastifyView, {
         engine: { eta: new Eta({ autoEscape: true, autoTrim: false }) },
@@ -77,20 +117,22 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
 
       const render: Render = async (req, reply, view, data, status = 200) => {
         const done = isRecord(req.query) ? req.query.done : undefined;
+        const session = req.consoleSession;
         const html = await reply.viewAsync(view, {
-          session: req.consoleSession,
+          // Who is signed in; the session's CSRF secret stays out of every template.
+          session: session && { actor: session.actor },
+          // The token the page's forms and htmx send back (the plugin sets its cookie if missing).
+          csrf: session
+            ? reply.generateCsrf({ userInfo: session.csrfSecret, secure: secure(req) })
+            : undefined,
           path: req.url.split('?')[0],
-          notice: typeof done === 'string' ? NOTICES[done] : undefined,
+          notice: typeof done === 'string' ? noticeOf(done) : undefined,
           ...data,
         });
         return reply.code(status).type('text/html; charset=utf-8').send(html);
       };
 
       c.addHook('onRequest', async (req, reply) => {
-        reply.header('content-security-policy', CSP);
-        reply.header('x-frame-options', 'DENY');
-        reply.header('x-content-type-options', 'nosniff');
-        reply.header('referrer-policy', 'same-origin');
         const path = req.url.split('?')[0]!;
         if (path.startsWith('/console/static/')) return;
         // Pages hold operator data: never kept by the browser or a proxy.
@@ -115,26 +157,22 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         );
       });
 
-      // A POST from another origin is refused outright; with a session it must also carry the
-      // session's CSRF token. Checked before validation, so a forged request changes nothing and
-      // learns nothing about the form.
+      // A POST from another origin is refused outright, before anything else (decision 0034: the
+      // CSRF plugin checks tokens, not origins, and sign-in has no session to bind a token to).
       c.addHook('preValidation', async (req, reply) => {
-        if (req.method !== 'POST') return;
         const origin = req.headers.origin;
-        if (origin !== undefined && !sameSite(req, origin)) {
+        if (req.method === 'POST' && origin !== undefined && !sameSite(req, origin)) {
           return refuse(req, reply, 403, 'This request came from another site: the console refuses it.');
         }
-        const session = req.consoleSession;
-        if (!session) return; // sign-in: no session yet
-        const token = req.headers['x-csrf-token'] ?? (isRecord(req.body) ? req.body._csrf : undefined);
-        if (!csrfMatches(session, token)) {
-          return refuse(
-            req,
-            reply,
-            403,
-            'This form did not carry the console’s security token (CSRF), so nothing was done. Reload the page and try again.',
-          );
-        }
+      });
+      // With a session, a POST must carry the session's CSRF token. Checked before validation, so a
+      // forged request changes nothing and learns nothing about the form.
+      c.addHook('preValidation', (req, reply, done) => {
+        if (req.method === 'POST' && req.consoleSession) c.csrfProtection(req, reply, done);
+        else done();
+      });
+      c.addHook('preValidation', async (req, reply) => {
+        if (req.method !== 'POST' || !req.consoleSession) return;
         const bad = findBadText(req.body, 'form');
         if (bad) return refuse(req, reply, 400, `${bad.replace(/^form\//, '')} ${BAD_TEXT}`);
       });
@@ -171,8 +209,10 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         return render(req, reply, 'error', { title: 'Refused', message }, status);
       }
 
-      c.setErrorHandler(async (err: Error & { validation?: unknown; statusCode?: number }, req, reply) => {
+      type Failure = Error & { validation?: unknown; statusCode?: number; code?: string };
+      c.setErrorHandler(async (err: Failure, req, reply) => {
         if (err instanceof DomainError) return refuse(req, reply, statusOf(err), err.reason);
+        if (CSRF_ERRORS.has(err.code ?? '')) return refuse(req, reply, 403, CSRF_REFUSED);
         if (err.validation) return refuse(req, reply, 400, err.message);
         const status = err.statusCode ?? 500;
         if (status === 413) return refuse(req, reply, 413, 'The form is larger than 64 KiB.');
@@ -189,11 +229,13 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         refuse(req, reply, 404, `There is no console page at ${req.url.split('?')[0]}.`),
       );
 
-      const staticFile = { params: Type.Object({ file: Type.String({ maxLength: 100 }) }) };
-      c.get('/static/:file', { schema: staticFile }, async (req, reply) => {
-        const file = STATIC[req.params.file];
-        if (!file) return refuse(req, reply, 404, 'No such file.');
-        return reply.header('cache-control', 'public, max-age=3600').type(file.type).send(file.body);
+      await c.register(fastifyStatic, {
+        root: STATIC_ROOTS,
+        prefix: '/static/',
+        allowedPath: (path) => STATIC_FILES.has(path),
+        index: false,
+        decorateReply: false,
+        maxAge: '1h',
       });
 
       c.get('/sign-in', async (req, reply) => {
@@ -229,12 +271,14 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
 
       c.post('/sign-out', async (req, reply) => {
         await signOut(svc, req.cookies[COOKIE], req.consoleSession!.actor);
-        reply.clearCookie(COOKIE, {
+        const attributes = {
           path: '/console',
           httpOnly: true,
           sameSite: 'strict',
           secure: secure(req),
-        });
+        } as const;
+        reply.clearCookie(COOKIE, attributes);
+        reply.clearCookie(CSRF_COOKIE, attributes);
         return reply.redirect('/console/sign-in?done=signed-out', 303);
       });
 

@@ -6,9 +6,7 @@ import type { Services } from '../app/services.ts';
 import { badRequest } from '../domain/errors.ts';
 import { isoLocal, isValidDate, localInstant } from '../domain/time.ts';
 import type { App } from '../http/typed.ts';
-import { fromHtmx, given, queryOf, unlessRefused, requireRole, type Render } from './web.ts';
-
-const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
+import { act, given, listPage, Text, type Render } from './web.ts';
 
 /** Settings (the balance-spending switch, the sandbox clock, the operators) and the audit log. */
 export async function settingsPages(app: App, svc: Services, render: Render): Promise<void> {
@@ -46,16 +44,14 @@ export async function settingsPages(app: App, svc: Services, render: Render): Pr
     admin: { method: string; path: string; what: string },
     run: (body: Record<string, unknown>) => Promise<string>,
   ) =>
-    app.post(path, async (req, reply) => {
-      return unlessRefused(
-        async () => {
-          requireRole(req, admin.method, admin.path, admin.what);
-          const done = await run((req.body ?? {}) as Record<string, unknown>);
-          return reply.redirect(`/console/settings?done=${done}`, 303);
-        },
-        (r) => showSettings(req, reply, { error: r.message }, r.status),
-      );
-    });
+    app.post(path, async (req, reply) =>
+      act(req, reply, {
+        as: admin,
+        run: () => run((req.body ?? {}) as Record<string, unknown>),
+        page: '/console/settings',
+        show: (extra, status) => showSettings(req, reply, extra, status),
+      }),
+    );
 
   action('/settings', { method: 'PUT', path: '/admin/settings', what: 'change settings' }, async (body) => {
     await changeSettings(svc, { balance_spending_enabled: body.balance_spending_enabled === 'on' });
@@ -94,31 +90,28 @@ export async function settingsPages(app: App, svc: Services, render: Render): Pr
       const actor = given(req.query.actor);
       const target = given(req.query.target);
       const cursor = given(req.query.cursor);
-      if (fromHtmx(req)) reply.header('hx-push-url', `/console/audit${queryOf({ actor, target, cursor })}`);
       const names = new Map<string, string>([[ADMIN_TOKEN_ACTOR.id, ADMIN_TOKEN_ACTOR.name]]);
       for (const op of (await listOperators(svc)).operators) names.set(op.id, op.name);
-      const base = {
-        title: 'Audit log',
-        nav: 'audit',
-        filters: { actor: actor ?? '', target: target ?? '' },
-        names: Object.fromEntries(names),
-        firstPage: cursor ? `/console/audit${queryOf({ actor, target })}` : null,
-      };
-      return unlessRefused(
-        async () => {
-          const page = await auditLog(svc, {
+      return listPage(req, reply, render, {
+        view: 'audit',
+        path: '/console/audit',
+        filters: { actor, target },
+        cursor,
+        data: {
+          title: 'Audit log',
+          nav: 'audit',
+          filters: { actor: actor ?? '', target: target ?? '' },
+          names,
+        },
+        rows: 'entries',
+        load: () =>
+          auditLog(svc, {
             limit: 30,
             ...(actor ? { actor } : {}),
             ...(target ? { target } : {}),
             ...(cursor ? { cursor } : {}),
-          });
-          const next = page.next_cursor
-            ? `/console/audit${queryOf({ actor, target, cursor: page.next_cursor })}`
-            : null;
-          return render(req, reply, 'audit', { ...base, entries: page.entries, next });
-        },
-        (r) => render(req, reply, 'audit', { ...base, entries: [], next: null, error: r.message }, r.status),
-      );
+          }),
+      });
     },
   );
 }

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleSession } from '../app/admin/console-sessions.ts';
 import { supportMay } from '../app/admin/operators.ts';
@@ -27,25 +28,28 @@ export function statusOf(e: DomainError): number {
 
 /**
  * What a `?done=` after a redirect says. Only these fixed sentences: nothing from the query string
- * reaches the page.
+ * reaches the page, and a value that is no key here (`constructor`, `__proto__`) says nothing.
  */
-export const NOTICES: Record<string, string> = {
-  refunded: 'The order is refunded.',
-  'resend-delivered': 'The webhook was re-sent and delivered.',
-  'resend-failed': 'The webhook was re-sent but not delivered: see the last attempt below.',
-  credited: 'The wallet is credited.',
-  'credit-repeated': 'A credit with this reference was already booked: nothing changed.',
-  'webhook-saved': 'The webhook settings are saved.',
-  disabled: 'The partner is disabled: its requests are refused.',
-  enabled: 'The partner is enabled again.',
-  'test-delivered': 'The test event was delivered.',
-  'test-failed': 'The test event was not delivered.',
-  retired: 'The old secrets are retired: only the newest works now.',
-  'settings-saved': 'The settings are saved.',
-  'clock-set': 'The sandbox clock is set.',
-  'clock-reset': 'The sandbox clock follows real time again.',
-  'signed-out': 'You are signed out.',
-};
+const NOTICES = new Map<string, string>([
+  ['refunded', 'The order is refunded.'],
+  ['resend-delivered', 'The webhook was re-sent and delivered.'],
+  ['resend-failed', 'The webhook was re-sent but not delivered: see the last attempt below.'],
+  ['credited', 'The wallet is credited.'],
+  ['credit-repeated', 'A credit with this reference was already booked: nothing changed.'],
+  ['webhook-saved', 'The webhook settings are saved.'],
+  ['disabled', 'The partner is disabled: its requests are refused.'],
+  ['enabled', 'The partner is enabled again.'],
+  ['test-delivered', 'The test event was delivered.'],
+  ['test-failed', 'The test event was not delivered.'],
+  ['retired', 'The old secrets are retired: only the newest works now.'],
+  ['settings-saved', 'The settings are saved.'],
+  ['clock-set', 'The sandbox clock is set.'],
+  ['clock-reset', 'The sandbox clock follows real time again.'],
+  ['signed-out', 'You are signed out.'],
+]);
+
+/** The notice a `?done=` value names, or undefined. */
+export const noticeOf = (done: string): string | undefined => NOTICES.get(done);
 
 /**
  * Refuses a state-changing console action to the support role unless the operator API lets support
@@ -101,4 +105,69 @@ export function queryOf(fields: Record<string, string | undefined | null>): stri
   for (const [k, v] of Object.entries(fields)) if (v) q.set(k, v);
   const s = q.toString();
   return s ? `?${s}` : '';
+}
+
+/** An optional text field of a form or query, at most `max` characters. */
+export const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
+/** The `:id` of a page's address. */
+export const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+/**
+ * A page of a cursor-paged list: the use case's rows under `rows`, links to the next and the first
+ * page that keep the filters (htmx is told the address it showed), or, when the use case refuses the
+ * filters, the page without rows and with the reason at the operator API's status.
+ */
+export async function listPage<K extends string>(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  render: Render,
+  o: {
+    view: string;
+    path: string;
+    filters: Record<string, string | undefined>;
+    cursor: string | undefined;
+    data: Record<string, unknown>;
+    rows: K;
+    load: () => Promise<Record<K, unknown[]> & { next_cursor: string | null }>;
+  },
+): Promise<FastifyReply> {
+  const at = (cursor?: string | null) => `${o.path}${queryOf({ ...o.filters, cursor })}`;
+  if (fromHtmx(req)) reply.header('hx-push-url', at(o.cursor));
+  const data = { ...o.data, firstPage: o.cursor ? at() : null };
+  return unlessRefused(
+    async () => {
+      const page = await o.load();
+      const next = page.next_cursor ? at(page.next_cursor) : null;
+      return render(req, reply, o.view, { ...data, [o.rows]: page[o.rows], next });
+    },
+    (r) => render(req, reply, o.view, { ...data, [o.rows]: [], next: null, error: r.message }, r.status),
+  );
+}
+
+/**
+ * A state-changing form: the role check (support may do what it may do through the operator API's
+ * `as.method as.path`), the use case, which names the notice it earned, then the page again with
+ * that notice (htmx swaps it in place) or a redirect to it with `?done=`. A refusal shows the page
+ * with the reason, at the operator API's status, and what the form should keep.
+ */
+export async function act(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  o: {
+    as: { method: string; path: string; what: string };
+    run: () => Promise<string>;
+    page: string;
+    show: (extra: Record<string, unknown>, status?: number) => Promise<FastifyReply>;
+    kept?: Record<string, unknown>;
+  },
+): Promise<FastifyReply> {
+  return unlessRefused(
+    async () => {
+      requireRole(req, o.as.method, o.as.path, o.as.what);
+      const done = await o.run();
+      if (fromHtmx(req)) return o.show({ notice: noticeOf(done) });
+      return reply.redirect(`${o.page}?done=${done}`, 303);
+    },
+    (r) => o.show({ error: r.message, ...o.kept }, r.status),
+  );
 }

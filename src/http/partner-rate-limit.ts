@@ -1,41 +1,52 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyRateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
+import type { FastifyInstance } from 'fastify';
 import type { SharedWindowCounter } from '../app/rate-limit-store.ts';
-import { reasonBody, sendError } from './errors.ts';
 
 const MINUTE = 60_000;
 
 /**
- * The per-partner limit of /v1 (decision 0008): `rate_limit_per_minute` requests a minute, else
- * `defaultPerMinute`, counted across instances by the counter the signature check shares. Past it
- * the answer is 429 with Retry-After and the JSON error shape, and the X-RateLimit-Limit,
- * -Remaining and -Reset headers @fastify/rate-limit sent with it.
+ * The per-partner limit of /v1 (decision 0008), by @fastify/rate-limit (decision 0034):
+ * `rate_limit_per_minute` requests a minute, else `defaultPerMinute`, counted across instances by
+ * the counter the signature check shares. Past it the answer is 429 with Retry-After, the
+ * X-RateLimit-Limit, -Remaining and -Reset headers, and the JSON error shape (the root error
+ * handler's, from the error built here).
  *
- * A callback hook after the signature check, where @fastify/rate-limit ran before: the plugin
- * awaits the key, the limit and the store on every request, four promises on get-offers' path;
- * this counts synchronously, as the counter answers at once.
+ * Counted after the signature check: the plugin is not global (it would hook only the routes
+ * declared after it loads, and this scope declares its routes before), and its handler joins the
+ * scope's preValidation hooks once it has loaded, after the signature check's.
  */
 export function installPartnerRateLimit(
   app: FastifyInstance,
   counter: SharedWindowCounter,
   defaultPerMinute: number,
 ): void {
-  app.addHook('preValidation', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const max = request.partner.rate_limit_per_minute ?? defaultPerMinute;
-    const { current, ttl } = counter.incr(`partner:${request.partner.id}`, MINUTE);
-    if (current <= max) {
-      done();
-      return;
-    }
-    const seconds = Math.ceil(ttl / 1000);
-    reply.headers({
-      'x-ratelimit-limit': max,
-      'x-ratelimit-remaining': 0,
-      'x-ratelimit-reset': seconds,
-      'retry-after': seconds,
-    });
-    sendError(
-      reply,
-      reasonBody(429, `Rate limit exceeded: ${max} requests a minute; retry after ${seconds} s`),
-    );
+  void app.register(fastifyRateLimit, {
+    global: false,
+    timeWindow: MINUTE,
+    // The plugin constructs its store; this one hands it the counter the signature check shares.
+    store: class implements FastifyRateLimitStore {
+      incr(...[key, done, timeWindow]: Parameters<FastifyRateLimitStore['incr']>) {
+        done(null, counter.incr(key, timeWindow));
+      }
+      child() {
+        return this;
+      }
+    },
+    keyGenerator: (req) => `partner:${req.partner.id}`,
+    max: (req) => req.partner.rate_limit_per_minute ?? defaultPerMinute,
+    // Only a refusal carries the limit's headers: an answer within the limit carries none.
+    addHeadersOnExceeding: {
+      'x-ratelimit-limit': false,
+      'x-ratelimit-remaining': false,
+      'x-ratelimit-reset': false,
+    },
+    errorResponseBuilder: (_req, ctx) =>
+      Object.assign(
+        new Error(
+          `Rate limit exceeded: ${ctx.max} requests a minute; retry after ${Math.ceil(ctx.ttl / 1000)} s`,
+        ),
+        { statusCode: 429 },
+      ),
   });
+  app.after(() => app.addHook('preValidation', app.rateLimit()));
 }

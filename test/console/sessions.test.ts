@@ -19,7 +19,12 @@ afterAll(async () => {
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
-async function signIn(token: string, headers: Record<string, string> = {}) {
+/**
+ * Signs in as a browser does: the sign-in POST, then the page it leads to, which sets the CSRF
+ * cookie. `header` carries both cookies; `csrfCookie` (one browser, a second session) is sent
+ * instead of a new one.
+ */
+async function signIn(token: string, headers: Record<string, string> = {}, csrfCookie?: string) {
   const res = await h.service.app.inject({
     method: 'POST',
     url: '/console/sign-in',
@@ -27,7 +32,16 @@ async function signIn(token: string, headers: Record<string, string> = {}) {
     payload: form({ token }),
   });
   const cookie = res.cookies.find((c) => c.name === 'polita_console');
-  return { res, cookie, header: cookie ? `polita_console=${cookie.value}` : '' };
+  if (!cookie) return { res, cookie, header: '' };
+  const session = `polita_console=${cookie.value}`;
+  if (csrfCookie) return { res, cookie, header: `${session}; ${csrfCookie}` };
+  const page = await h.service.app.inject({
+    method: 'GET',
+    url: '/console',
+    headers: { ...headers, cookie: session },
+  });
+  const csrf = page.cookies.find((c) => c.name === 'polita_csrf');
+  return { res, cookie, csrf, header: csrf ? `${session}; polita_csrf=${csrf.value}` : session };
 }
 
 const get = (url: string, cookie = '') =>
@@ -53,9 +67,16 @@ describe('sign-in', () => {
     expect(rows.rows.some((r) => r.actor === 'admin-token' && r.actor_name === 'Admin token')).toBe(true);
   });
 
-  it('marks the cookie Secure when the request came over https', async () => {
-    const { cookie } = await signIn(h.adminToken, { 'x-forwarded-proto': 'https' });
+  it('sets the CSRF cookie with the same attributes on the first page', async () => {
+    const { csrf } = await signIn(h.adminToken);
+    expect(csrf).toMatchObject({ path: '/console', httpOnly: true, sameSite: 'Strict' });
+    expect(csrf!.secure).toBeFalsy();
+  });
+
+  it('marks the cookies Secure when the request came over https', async () => {
+    const { cookie, csrf } = await signIn(h.adminToken, { 'x-forwarded-proto': 'https' });
     expect(cookie!.secure).toBe(true);
+    expect(csrf!.secure).toBe(true);
   });
 
   it('answers a wrong or empty token 401 with the reason, and opens nothing', async () => {
@@ -139,20 +160,155 @@ describe('a session', () => {
   });
 });
 
+describe('the CSRF token', () => {
+  /** Settings saved with spending switched off (the form's checkbox left out). */
+  const saveSettings = (cookie: string, fields: Record<string, string>, url = '/console/settings') =>
+    h.service.app.inject({ method: 'POST', url, headers: { ...FORM, cookie }, payload: form(fields) });
+  const refusedForCsrf = (res: { statusCode: number; body: string }) => {
+    expect(res.statusCode).toBe(403);
+    expect(res.body).toContain('did not carry the console’s security token (CSRF)');
+  };
+  const cookieOf = (header: string, name: string) =>
+    header.split('; ').find((c) => c.startsWith(`${name}=`))!;
+
+  it('is bound to its session: another session’s is refused, in the same browser too', async () => {
+    const first = await signIn(h.adminToken);
+    const token = await csrfOf(first.header);
+    // The same browser (the same CSRF cookie), a second session.
+    const csrfCookie = cookieOf(first.header, 'polita_csrf');
+    const op = await createOperator(h.service.svc, { name: 'Ilie', role: 'admin' });
+    const second = await signIn(op.token, {}, csrfCookie);
+    refusedForCsrf(await saveSettings(second.header, { _csrf: token }));
+    // Nor does a token outlive its session's sign-out.
+    expect((await saveSettings(first.header, { _csrf: token }, '/console/sign-out')).statusCode).toBe(303);
+    const again = await signIn(h.adminToken, {}, csrfCookie);
+    refusedForCsrf(await saveSettings(again.header, { _csrf: token }));
+    expect((await saveSettings(again.header, { _csrf: await csrfOf(again.header) })).statusCode).toBe(303);
+    expect((await h.admin('GET', '/admin/settings')).body).toEqual({ balance_spending_enabled: false });
+    await h.admin('PUT', '/admin/settings', { balance_spending_enabled: true });
+  });
+
+  it('never shows the session’s secret it is bound to', async () => {
+    const { header } = await signIn(h.adminToken);
+    const page = await get('/console/settings', header);
+    const { rows } = await sql<{ csrf_token: string }>`select csrf_token from console_sessions`.execute(
+      h.service.svc.db,
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) {
+      expect(page.body).not.toContain(r.csrf_token);
+      expect(String(page.headers['set-cookie'] ?? '')).not.toContain(r.csrf_token);
+    }
+  });
+
+  it('is refused without the CSRF cookie it was made with', async () => {
+    const { header } = await signIn(h.adminToken);
+    const token = await csrfOf(header);
+    const session = cookieOf(header, 'polita_console');
+    refusedForCsrf(await saveSettings(session, { _csrf: token }));
+    const another = cookieOf((await signIn(h.adminToken)).header, 'polita_csrf');
+    refusedForCsrf(await saveSettings(`${session}; ${another}`, { _csrf: token }));
+    expect((await h.admin('GET', '/admin/settings')).body).toEqual({ balance_spending_enabled: true });
+  });
+});
+
 describe('the pages', () => {
+  /** The CSP's directives, each with its sources. */
+  const directives = (csp: unknown) =>
+    Object.fromEntries(
+      String(csp)
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .filter((d) => d[0])
+        .map(([name, ...sources]) => [name, sources.join(' ')]),
+    );
+  /** What every console answer carries, pages and refusals alike (decision 0019). */
+  function expectLockedDown(res: { headers: Record<string, unknown> }, what: string) {
+    expect(directives(res.headers['content-security-policy']), what).toEqual({
+      'default-src': "'none'",
+      'script-src': "'self'",
+      'style-src': "'self'",
+      'img-src': "'self' data:",
+      'connect-src': "'self'",
+      'form-action': "'self'",
+      'frame-ancestors': "'none'",
+      'base-uri': "'none'",
+    });
+    expect(res.headers['x-frame-options'], what).toBe('DENY');
+    expect(res.headers['x-content-type-options'], what).toBe('nosniff');
+    expect(res.headers['referrer-policy'], what).toBe('same-origin');
+  }
+
   it('carry a strict CSP, no caching, and serve htmx and the stylesheet themselves', async () => {
     const { header } = await signIn(h.adminToken);
     const page = await get('/console', header);
-    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
-    expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expectLockedDown(page, 'a page');
     expect(page.headers['cache-control']).toBe('no-store');
     expect(page.body).toContain('src="/console/static/htmx.min.js"');
     expect(page.body).not.toMatch(/https?:\/\/(?!www\.w3\.org)/);
+    // The sign-in page, the way to it, a page that is not there and a refused POST: the same.
+    const refused = await h.service.app.inject({
+      method: 'POST',
+      url: '/console/settings',
+      headers: { ...FORM, cookie: header },
+      payload: form({}),
+    });
+    expect(refused.statusCode).toBe(403);
+    for (const [what, res] of [
+      ['sign-in', await get('/console/sign-in')],
+      ['the redirect to sign-in', await get('/console/orders')],
+      ['a missing page', await get('/console/nowhere', header)],
+      ['a refused POST', refused],
+    ] as const) {
+      expectLockedDown(res, what);
+      expect(res.headers['cache-control'], what).toBe('no-store');
+    }
     const js = await get('/console/static/htmx.min.js');
     expect(js.statusCode).toBe(200);
     expect(js.headers['content-type']).toContain('javascript');
     expect(js.body).toContain('2.0.11');
-    expect((await get('/console/static/console.css')).statusCode).toBe(200);
+    expectLockedDown(js, 'htmx');
+    const css = await get('/console/static/console.css');
+    expect(css.statusCode).toBe(200);
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    // Files the service ships may be kept an hour; pages never.
+    expect(css.headers['cache-control']).toBe('public, max-age=3600');
+  });
+
+  it('static __proto__ → 404: only the stylesheet and htmx are served, no name reaches a prototype', async () => {
+    const { header } = await signIn(h.adminToken);
+    for (const file of [
+      '__proto__',
+      'constructor',
+      'toString',
+      'htmx.js',
+      'package.json',
+      '..%2Fviews%2Flayout.eta',
+    ]) {
+      const res = await get(`/console/static/${file}`, header);
+      expect(res.statusCode, file).toBe(404);
+      expect(res.body, file).toContain('There is no console page at');
+    }
+  });
+
+  it('?done=constructor shows no notice: only the fixed sentences of known values', async () => {
+    const { header } = await signIn(h.adminToken);
+    for (const done of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      for (const url of [`/console?done=${done}`, `/console/settings?done=${done}`]) {
+        const res = await get(url, header);
+        expect(res.statusCode, url).toBe(200);
+        expect(res.body, url).not.toContain('class="notice"');
+        expect(res.body, url).not.toContain('native code');
+      }
+    }
+    expect((await get('/console/settings?done=settings-saved', header)).body).toContain(
+      '<p class="notice" role="status">The settings are saved.</p>',
+    );
+    // A period is one of the Overview's own, not whatever the name finds on an object.
+    const period = await get('/console?period=toString', header);
+    expect(period.statusCode).toBe(400);
+    expect(period.body).toContain('Period must be one of 24h, 7d, 30d');
+    expect(period.body).not.toContain('native code');
   });
 
   it('show a refused action’s reason with the operator API’s status', async () => {

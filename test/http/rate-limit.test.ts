@@ -117,6 +117,27 @@ describe('the per-partner rate limit', () => {
     expect((await call(a, other)).statusCode).toBe(200);
   });
 
+  it('counts only correctly signed requests, and refuses past the limit before reading the body', async () => {
+    const p = await newPartner(2);
+    // Failed signatures (fewer than the address's AUTH_FAILURES_PER_MINUTE) are not the partner's.
+    const address = '203.0.113.20';
+    for (let i = 0; i < 2; i++)
+      expect((await call(a, p, { address, badSignature: true })).statusCode).toBe(403);
+    for (let i = 0; i < 2; i++) expect((await call(a, p, { address })).statusCode).toBe(200);
+    const invalid = await a.app.inject({
+      method: 'POST',
+      url: '/v1/get-order',
+      remoteAddress: address,
+      headers: {
+        'content-type': 'application/json',
+        'x-hmac-signature': signatureHeader(p.id, p.secret, '{"id":5}'),
+      },
+      payload: '{"id":5}',
+    });
+    expect(invalid.statusCode).toBe(429);
+    expect(invalid.json().message).toMatch(/^Rate limit exceeded: 2 requests a minute; retry after \d+ s$/);
+  });
+
   it('is RATE_LIMIT_PER_MINUTE (6000) unless set, shown and changed by the operator', async () => {
     const p = await newPartner();
     expect((await admin(a, 'GET', `/admin/partners/${p.id}`)).json().rate_limit_per_minute).toBe(6000);

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import {
   deleteIdleSessions,
   deleteSession,
@@ -22,8 +21,11 @@ const TOUCH_EVERY_MS = 60_000;
 
 export interface ConsoleSession {
   actor: Omit<Actor, 'via'>;
-  /** Every state-changing request of the session carries it (form field or header). */
-  csrfToken: string;
+  /**
+   * A random secret of the session, never sent: the console's CSRF tokens are bound to it, so a
+   * token is good for this session only (decision 0034).
+   */
+  csrfSecret: string;
 }
 
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
@@ -38,7 +40,7 @@ export async function signIn(
   const actor = await authenticateOperator(svc, token, adminToken);
   if (!actor) return undefined;
   const sessionId = random(svc);
-  const csrfToken = random(svc);
+  const csrfSecret = random(svc);
   const at = new Date();
   await svc.db.transaction().execute(async (trx) => {
     await deleteIdleSessions(trx, new Date(at.getTime() - SESSION_IDLE_MS));
@@ -47,14 +49,14 @@ export async function signIn(
       actor: actor.id,
       actorName: actor.name,
       role: actor.role,
-      csrfToken,
+      csrfToken: csrfSecret,
       at,
     });
     await asActor({ ...actor, via: 'console' }, () =>
       audit(trx, { action: 'console.sign_in', target: actor.id, at }),
     );
   });
-  return { sessionId, session: { actor, csrfToken } };
+  return { sessionId, session: { actor, csrfSecret } };
 }
 
 /** The live session behind a cookie value, or undefined (unknown, idle 12 h, operator disabled). */
@@ -74,7 +76,7 @@ export async function sessionFor(
   if (now - row.last_seen_at.getTime() >= TOUCH_EVERY_MS) await touchSession(svc.db, idSha256, new Date(now));
   return {
     actor: { id: row.actor, name: row.actor_name || row.actor, role: row.role },
-    csrfToken: row.csrf_token,
+    csrfSecret: row.csrf_token,
   };
 }
 
@@ -89,12 +91,4 @@ export async function signOut(svc: Services, sessionId: string | undefined, acto
       );
     }
   });
-}
-
-/** Whether a request's CSRF token is the session's, compared in constant time. */
-export function csrfMatches(session: ConsoleSession, given: unknown): boolean {
-  if (typeof given !== 'string' || given.length === 0) return false;
-  const a = Buffer.from(tokenHash(given), 'hex');
-  const b = Buffer.from(tokenHash(session.csrfToken), 'hex');
-  return timingSafeEqual(a, b);
 }

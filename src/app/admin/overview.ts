@@ -52,7 +52,8 @@ function rangeOf(now: number, q: { period?: string; from?: string; to?: string }
     };
   }
   const period = q.period ?? '24h';
-  if (!(period in PERIODS)) throw badRequest(`Period must be one of ${Object.keys(PERIODS).join(', ')}`);
+  if (!Object.hasOwn(PERIODS, period))
+    throw badRequest(`Period must be one of ${Object.keys(PERIODS).join(', ')}`);
   const p = period as Period;
   if (p === '30d') {
     return {
