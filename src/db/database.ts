@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Db as IDatabase } from 'pg-boss';
 import { DataDirInUseError } from './data-dir-lock.ts';
 import { embeddedConnectionString, startEmbeddedServer, type EmbeddedServer } from './embedded-server.ts';
-import { migrations } from './migrations.ts';
+import { migrate } from './migrate.ts';
 import { sessionPool } from './session-pool.ts';
 import type { DB } from './schema.ts';
 
@@ -133,27 +133,4 @@ function newPool(connectionString: string, max: number): pg.Pool {
 /** One round trip: is the database answering? */
 export async function ping(db: Db): Promise<void> {
   await sql`select 1`.execute(db);
-}
-
-/** Forward-only migrations in one transaction under an advisory lock, so instances starting together take turns. */
-export async function migrate(db: Db): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(72635411)`.execute(trx);
-    await sql`create table if not exists schema_migrations (
-      version integer primary key, name text not null, applied_at timestamptz not null default now())`.execute(
-      trx,
-    );
-    const done = await sql<{ version: number }>`select version from schema_migrations`.execute(trx);
-    const applied = new Set(done.rows.map((r) => r.version));
-    for (const m of migrations) {
-      if (applied.has(m.version)) continue;
-      for (const statement of m.sql
-        .split(/;\s*$/m)
-        .map((x) => x.trim())
-        .filter(Boolean)) {
-        await sql.raw(statement).execute(trx);
-      }
-      await sql`insert into schema_migrations (version, name) values (${m.version}, ${m.name})`.execute(trx);
-    }
-  });
 }
