@@ -48,6 +48,30 @@ async function logDdl(q: pg.Client): Promise<void> {
     create event trigger log_ddl on ddl_command_start execute function log_ddl();`);
 }
 
+/** A folder of migration files (file name without `.ts` → its source), removed after the tests. */
+function migrationFolder(files: Record<string, string>): string {
+  const folder = mkdtempSync(join(tmpdir(), 'polita-migrations-'));
+  cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
+  for (const [name, source] of Object.entries(files)) writeFileSync(join(folder, `${name}.ts`), source);
+  return folder;
+}
+
+/** The source of a migration that executes one Kysely builder. */
+const migrationRunning = (builder: string) =>
+  `export async function up(db) {\n  await ${builder}.execute();\n}\n`;
+
+/** The migrations of `folder` run on `url` as the service runs its own. */
+async function migrateFolder(url: string, folder: string): Promise<void> {
+  const db = new Kysely<unknown>({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }),
+  });
+  try {
+    await migrate(db, folder);
+  } finally {
+    await db.destroy();
+  }
+}
+
 const open = async (url: string) =>
   (await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 1 })).close();
 
@@ -132,29 +156,16 @@ describe('migrations on a database the first runner migrated', () => {
     await open(url);
     await logDdl(q);
     // The service's migrations and one more file after them, as the next version would ship it.
-    const folder = mkdtempSync(join(tmpdir(), 'polita-migrations-'));
-    cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
-    for (const name of FILES) {
-      writeFileSync(
-        join(folder, `${name}.ts`),
-        `export { up } from '${join(MIGRATIONS_FOLDER, `${name}.ts`)}';\n`,
-      );
-    }
     const next = `${String(FILES.length + 1).padStart(4, '0')}-next`;
-    writeFileSync(
-      join(folder, `${next}.ts`),
-      `export async function up(db) {\n  await db.schema.createTable('next_table').addColumn('id', 'integer').execute();\n}\n`,
-    );
-
-    const db = new Kysely<unknown>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }),
+    const folder = migrationFolder({
+      ...Object.fromEntries(
+        FILES.map((name) => [name, `export { up } from '${join(MIGRATIONS_FOLDER, `${name}.ts`)}';\n`]),
+      ),
+      [next]: migrationRunning(`db.schema.createTable('next_table').addColumn('id', 'integer')`),
     });
-    try {
-      await migrate(db, folder);
-      await migrate(db, folder);
-    } finally {
-      await db.destroy();
-    }
+
+    await migrateFolder(url, folder);
+    await migrateFolder(url, folder);
 
     expect(await ddl()).toEqual(['CREATE TABLE']);
     expect(await recorded(q)).toEqual([...FILES, next]);
@@ -171,46 +182,25 @@ describe('migrations on a new database', () => {
 
   it('roll back every migration of the run when one fails, and say which', async () => {
     const { url, q } = await emptyDatabase();
-    const folder = mkdtempSync(join(tmpdir(), 'polita-migrations-'));
-    cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
-    writeFileSync(
-      join(folder, '0001-table.ts'),
-      `export async function up(db) {\n  await db.schema.createTable('first_table').addColumn('id', 'integer').execute();\n}\n`,
-    );
-    writeFileSync(
-      join(folder, '0002-broken.ts'),
-      `export async function up(db) {\n  await db.schema.alterTable('no_such_table').addColumn('id', 'integer').execute();\n}\n`,
-    );
-    const db = new Kysely<unknown>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }),
+    const folder = migrationFolder({
+      '0001-table': migrationRunning(`db.schema.createTable('first_table').addColumn('id', 'integer')`),
+      '0002-broken': migrationRunning(`db.schema.alterTable('no_such_table').addColumn('id', 'integer')`),
     });
-    try {
-      await expect(migrate(db, folder)).rejects.toThrow(
-        'migration 0002-broken failed: relation "no_such_table" does not exist',
-      );
-    } finally {
-      await db.destroy();
-    }
+    await expect(migrateFolder(url, folder)).rejects.toThrow(
+      'migration 0002-broken failed: relation "no_such_table" does not exist',
+    );
     expect((await q.query(`select to_regclass('first_table') as t`)).rows).toEqual([{ t: null }]);
     expect(await recorded(q)).toEqual([]);
   });
 
   it('refuse files whose numbers leave a gap, naming them', async () => {
     const { url } = await emptyDatabase();
-    const folder = mkdtempSync(join(tmpdir(), 'polita-migrations-'));
-    cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
-    for (const name of ['0001-first', '0003-third']) {
-      writeFileSync(join(folder, `${name}.ts`), 'export async function up() {}\n');
-    }
-    const db = new Kysely<unknown>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }),
+    const folder = migrationFolder({
+      '0001-first': 'export async function up() {}\n',
+      '0003-third': 'export async function up() {}\n',
     });
-    try {
-      await expect(migrate(db, folder)).rejects.toThrow(
-        'migration files are numbered 0001, 0002, … without gaps or repeats: found 0001-first, 0003-third',
-      );
-    } finally {
-      await db.destroy();
-    }
+    await expect(migrateFolder(url, folder)).rejects.toThrow(
+      'migration files are numbered 0001, 0002, … without gaps or repeats: found 0001-first, 0003-third',
+    );
   });
 });
