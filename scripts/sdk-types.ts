@@ -66,10 +66,13 @@ const SHAPE = new Set([
  * dropped in silence, so a new construct in a schema cannot quietly loosen the SDK's types.
  */
 class Emitter {
-  constructor(
-    private readonly named: Map<Schema, string>,
-    private readonly refs: Record<string, string>,
-  ) {}
+  private readonly named: Map<Schema, string>;
+  private readonly refs: Record<string, string>;
+
+  constructor(named: Map<Schema, string>, refs: Record<string, string>) {
+    this.named = named;
+    this.refs = refs;
+  }
 
   type(s: Schema, path: string, top = false): string {
     if (!top && this.named.has(s)) return this.named.get(s)!;

@@ -19,7 +19,10 @@ const HEX_SIGNATURE = /^[0-9a-f]{128}$/;
 
 /** A signature checked to be 128 lowercase hex digits: nothing else can be made one. */
 export class HexSignature {
-  private constructor(readonly hex: string) {}
+  readonly hex: string;
+  private constructor(hex: string) {
+    this.hex = hex;
+  }
   /** The signature, or null when `hex` is not 128 lowercase hex digits. */
   static checked(hex: string): HexSignature | null {
     return HEX_SIGNATURE.test(hex) ? new HexSignature(hex) : null;

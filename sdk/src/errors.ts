@@ -4,15 +4,17 @@
  * that fits none of them is a plain PolitaError.
  */
 export class PolitaError extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: string,
-    message: string,
-    /** The service's request id (`x-request-id`), to quote to the operator. */
-    readonly requestId?: string,
-  ) {
+  readonly status: number;
+  readonly error: string;
+  /** The service's request id (`x-request-id`), to quote to the operator. */
+  readonly requestId?: string;
+
+  constructor(status: number, error: string, message: string, requestId?: string) {
     super(message);
     this.name = new.target.name;
+    this.status = status;
+    this.error = error;
+    this.requestId = requestId;
   }
 }
 
@@ -44,14 +46,17 @@ export class PolitaConflictError extends PolitaError {}
 
 /** 429: too many requests. `retryAfter` is the `Retry-After` header in seconds, when given. */
 export class PolitaRateLimitError extends PolitaError {
+  readonly retryAfter: number | undefined;
+
   constructor(
     status: number,
     error: string,
     message: string,
     requestId: string | undefined,
-    readonly retryAfter: number | undefined,
+    retryAfter: number | undefined,
   ) {
     super(status, error, message, requestId);
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -74,16 +79,19 @@ export class PolitaTimeoutError extends PolitaConnectionError {
 /** waitForOrder gave up: the order did not reach a terminal status in time. */
 export class WaitForOrderTimeoutError extends Error {
   override name = 'WaitForOrderTimeoutError';
-  constructor(
-    readonly orderId: string,
-    readonly timeoutMs: number,
-    /** The status last read, undefined when no read succeeded. */
-    readonly lastStatus: string | undefined,
-  ) {
+  readonly orderId: string;
+  readonly timeoutMs: number;
+  /** The status last read, undefined when no read succeeded. */
+  readonly lastStatus: string | undefined;
+
+  constructor(orderId: string, timeoutMs: number, lastStatus: string | undefined) {
     super(
       `Order ${orderId} did not reach a terminal status (completed, failed, refunded, expired) within ` +
         `${timeoutMs} ms; last status: ${lastStatus ?? 'none read'}`,
     );
+    this.orderId = orderId;
+    this.timeoutMs = timeoutMs;
+    this.lastStatus = lastStatus;
   }
 }
 

@@ -13,11 +13,15 @@ export class Clock {
   private offsetMs = 0;
   private loadedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(
-    private readonly db: Db,
-    private readonly sandbox: boolean,
-    private readonly ttlMs = 1000,
-  ) {}
+  private readonly db: Db;
+  private readonly sandbox: boolean;
+  private readonly ttlMs: number;
+
+  constructor(db: Db, sandbox: boolean, ttlMs = 1000) {
+    this.db = db;
+    this.sandbox = sandbox;
+    this.ttlMs = ttlMs;
+  }
 
   /** The time, ms: at once, but when the sandbox offset is due to be re-read (once every `ttlMs`). */
   now(): MaybePromise<number> {

@@ -15,11 +15,15 @@ export const MISS: unique symbol = Symbol('not cached');
 export class PartnerDirectory {
   private readonly cache = new Map<string, { at: number; partner: PartnerWithSecrets | undefined }>();
 
-  constructor(
-    private readonly db: Db,
-    readonly box: SecretBox,
-    private readonly ttlMs = 1000,
-  ) {}
+  private readonly db: Db;
+  readonly box: SecretBox;
+  private readonly ttlMs: number;
+
+  constructor(db: Db, box: SecretBox, ttlMs = 1000) {
+    this.db = db;
+    this.box = box;
+    this.ttlMs = ttlMs;
+  }
 
   /** Reads in flight: the requests of one partner arriving during a refresh share its one query. */
   private readonly loading = new Map<string, Promise<PartnerWithSecrets | undefined>>();

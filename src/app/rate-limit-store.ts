@@ -36,10 +36,13 @@ export class SharedWindowCounter {
   private flushing: Promise<void> | undefined;
   private lastSweep = 0;
 
-  constructor(
-    private readonly db: Db,
-    private readonly opts: { flushMs?: number; now?: () => number; onError?: (err: unknown) => void } = {},
-  ) {}
+  private readonly db: Db;
+  private readonly opts: { flushMs?: number; now?: () => number; onError?: (err: unknown) => void };
+
+  constructor(db: Db, opts: SharedWindowCounter['opts'] = {}) {
+    this.db = db;
+    this.opts = opts;
+  }
 
   private now(): number {
     return this.opts.now?.() ?? Date.now();

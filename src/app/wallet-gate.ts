@@ -17,10 +17,13 @@ export type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
 export class KeyedBatches<J, R> {
   readonly #waiting = new Map<string, Waiter<J, R>[]>();
 
-  constructor(
-    private readonly run: (key: string, jobs: J[]) => Promise<Settled<R>[]>,
-    private readonly max = 50,
-  ) {}
+  private readonly run: (key: string, jobs: J[]) => Promise<Settled<R>[]>;
+  private readonly max: number;
+
+  constructor(run: (key: string, jobs: J[]) => Promise<Settled<R>[]>, max = 50) {
+    this.run = run;
+    this.max = max;
+  }
 
   submit(key: string, job: J): Promise<R> {
     return new Promise<R>((resolve, reject) => {

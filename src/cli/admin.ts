@@ -251,6 +251,7 @@ async function main(): Promise<number> {
     poolSize: 2,
     prepare: config.pgPreparedStatements,
     joinRunning: true,
+    log: (message, level = 'info') => log[level](message),
   });
   // The job queue is wired as in the service, so a use case that enqueues work behaves the same;
   // no workers run here: the service picks the jobs up.

@@ -25,7 +25,10 @@ const compiler = new Kysely<DB>({
 
 /** Stands for an argument while a statement is compiled: its parameter is looked up by name. */
 class Slot {
-  constructor(readonly name: string) {}
+  readonly name: string;
+  constructor(name: string) {
+    this.name = name;
+  }
 }
 
 /**

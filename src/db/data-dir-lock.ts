@@ -7,15 +7,16 @@ import { EmbeddedDatabaseError } from './embedded-errors.ts';
 /** DATA_DIR is held by another live Polita process; `pid` is that process when it answered. */
 export class DataDirInUseError extends EmbeddedDatabaseError {
   override name = 'DataDirInUseError';
-  constructor(
-    readonly dataDir: string,
-    readonly pid: number | undefined,
-  ) {
+  readonly dataDir: string;
+  readonly pid: number | undefined;
+  constructor(dataDir: string, pid: number | undefined) {
     super(
       `DATA_DIR ${dataDir} is in use by another Polita process${pid ? ` (pid ${pid})` : ''}. ` +
         'One service runs the embedded database of a DATA_DIR: stop that process, use another DATA_DIR, ' +
         'or point DATABASE_URL at a PostgreSQL server to run several instances.',
     );
+    this.dataDir = dataDir;
+    this.pid = pid;
   }
 }
 

@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Db as IDatabase } from 'pg-boss';
 import { DataDirInUseError } from './data-dir-lock.ts';
 import { embeddedConnectionString, startEmbeddedServer, type EmbeddedServer } from './embedded-server.ts';
-import { migrations } from './migrations.ts';
+import { migrate } from './migrate.ts';
 import { sessionPool } from './session-pool.ts';
 import type { DB } from './schema.ts';
 
@@ -43,15 +43,18 @@ export interface OpenOptions {
    * server instead of refusing.
    */
   joinRunning?: boolean;
+  /** The embedded server's start and stop, and sessions the server ended while idle (warn). */
   log?: (message: string, level?: 'info' | 'warn') => void;
 }
+
+type Log = NonNullable<OpenOptions['log']>;
 
 /**
  * Opens the database and brings its schema up to date. With no DATABASE_URL this starts (and on
  * close stops) the embedded PostgreSQL server of DATA_DIR; after that, nothing tells the two apart.
  */
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  const pool = { max: opts.poolSize ?? 20, prepare: opts.prepare ?? true };
+  const pool = { max: opts.poolSize ?? 20, prepare: opts.prepare ?? true, log: opts.log ?? (() => {}) };
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, pool, undefined);
   let server: EmbeddedServer | undefined;
   try {
@@ -77,11 +80,11 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 
 async function openPostgres(
   connectionString: string,
-  opts: { max: number; prepare: boolean },
+  opts: { max: number; prepare: boolean; log: Log },
   embedded: EmbeddedServer | undefined,
 ): Promise<Database> {
-  const pool = newPool(connectionString, opts.max);
-  const jobsPool = newPool(connectionString, JOB_POOL_SIZE);
+  const pool = newPool(connectionString, opts.max, opts.log);
+  const jobsPool = newPool(connectionString, JOB_POOL_SIZE, opts.log);
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool: sessionPool(pool, { prepare: opts.prepare }) }),
   });
@@ -116,11 +119,12 @@ async function openPostgres(
 
 const JOB_POOL_SIZE = 4;
 
-function newPool(connectionString: string, max: number): pg.Pool {
+function newPool(connectionString: string, max: number, log: Log): pg.Pool {
   const pool = new pg.Pool({ connectionString, max });
   // An idle client the server disconnects (restart, failover, pg_terminate_backend) emits 'error' on
-  // the pool; without a listener that crashes the process. The pool drops the client and makes a new one.
-  pool.on('error', (err) => process.emitWarning(`PostgreSQL dropped an idle connection: ${err.message}`));
+  // the pool; without a listener that crashes the process. The pool drops the client and makes a
+  // new one; the operator reads why in the service's log, at warn.
+  pool.on('error', (err) => log(`PostgreSQL dropped an idle connection: ${err.message}`, 'warn'));
   // A session ended right after it connected can have its error read in the same chunk as its
   // ReadyForQuery: after the pool has stopped listening for it and before whoever asked for the
   // session can, and pg emits it with nobody listening (an uncaught exception, seen in
@@ -133,27 +137,4 @@ function newPool(connectionString: string, max: number): pg.Pool {
 /** One round trip: is the database answering? */
 export async function ping(db: Db): Promise<void> {
   await sql`select 1`.execute(db);
-}
-
-/** Forward-only migrations in one transaction under an advisory lock, so instances starting together take turns. */
-export async function migrate(db: Db): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(72635411)`.execute(trx);
-    await sql`create table if not exists schema_migrations (
-      version integer primary key, name text not null, applied_at timestamptz not null default now())`.execute(
-      trx,
-    );
-    const done = await sql<{ version: number }>`select version from schema_migrations`.execute(trx);
-    const applied = new Set(done.rows.map((r) => r.version));
-    for (const m of migrations) {
-      if (applied.has(m.version)) continue;
-      for (const statement of m.sql
-        .split(/;\s*$/m)
-        .map((x) => x.trim())
-        .filter(Boolean)) {
-        await sql.raw(statement).execute(trx);
-      }
-      await sql`insert into schema_migrations (version, name) values (${m.version}, ${m.name})`.execute(trx);
-    }
-  });
 }

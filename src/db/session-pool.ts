@@ -40,6 +40,7 @@ export function sessionPool(pool: pg.Pool, opts: { prepare: boolean; maxNames?: 
   };
 
   const send = async (client: pg.PoolClient, text: string, values: ReadonlyArray<unknown>) => {
+    refuseInvalidDates(values);
     // No parameters: a statement the caller wants sent as a simple query (begin, commit, or
     // several statements in one message); never named.
     const name = values.length > 0 ? nameFor(text) : undefined;
@@ -113,5 +114,19 @@ export function isConnectionLost(err: unknown): boolean {
 }
 
 const ignore = () => {};
+
+/**
+ * An invalid Date (`new Date(NaN)`) as a parameter: pg would send it as text the server refuses,
+ * with a deprecation warning that a later pg turns into an error. It is refused here instead,
+ * before anything is sent, naming the parameter.
+ */
+function refuseInvalidDates(values: ReadonlyArray<unknown>): void {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v instanceof Date && Number.isNaN(v.getTime())) {
+      throw new TypeError(`query parameter $${i + 1} is an invalid Date`);
+    }
+  }
+}
 
 const isHarmless = (text: string): boolean => /^\s*(begin|select)\b/i.test(text);

@@ -46,9 +46,6 @@ export function policyRenderer(threads: number): PolicyRenderer {
         // measurable CPU, where a smaller one promoted objects before they died (decision 0030); the
         // old generation's cap keeps V8 from growing the thread's heap far past what it keeps.
         resourceLimits: { maxYoungGenerationSizeMb: 48, maxOldGenerationSizeMb: 96 },
-        // Run from TypeScript sources (npm start, the tests): each thread loads them as the main
-        // thread does.
-        ...(worker.pathname.endsWith('.ts') ? { execArgv: ['--import', 'tsx'] } : {}),
       });
       const bytes = await pool.run(d);
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

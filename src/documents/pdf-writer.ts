@@ -43,12 +43,11 @@ export class PdfFace {
   /** The code points each glyph stands for (the first text it was shaped from), for ToUnicode. */
   readonly codePoints = new Map<number, number[]>();
   readonly subsetter: TrueTypeSubsetter;
+  readonly font: Font;
 
   /** `font` is `file` parsed by fontkit, which shapes the text; the subsets are cut from `file`. */
-  constructor(
-    readonly font: Font,
-    file: Buffer,
-  ) {
+  constructor(font: Font, file: Buffer) {
+    this.font = font;
     this.subsetter = new TrueTypeSubsetter(file);
     this.scale = 1000 / font.unitsPerEm;
     this.postscriptName = font.postscriptName.replaceAll(' ', '_');
@@ -293,8 +292,10 @@ export class PdfDocument {
   private readonly pages: Page[] = [];
   private page!: Page;
   private readonly fonts = new Map<PdfFace, FontUse>();
+  private readonly options: PdfOptions;
 
-  constructor(private readonly options: PdfOptions) {
+  constructor(options: PdfOptions) {
+    this.options = options;
     this.addPage();
   }
 

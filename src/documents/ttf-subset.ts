@@ -46,8 +46,10 @@ export class TrueTypeSubsetter {
   private readonly numGlyphs: number;
   private readonly numberOfHMetrics: number;
   private readonly stripped = new Map<number, Stripped>();
+  private readonly file: Buffer;
 
-  constructor(private readonly file: Buffer) {
+  constructor(file: Buffer) {
+    this.file = file;
     if (file.readUInt32BE(0) !== 0x00010000 && file.toString('latin1', 0, 4) !== 'true') {
       throw new Error('not a TrueType font (CFF outlines and collections are not supported)');
     }

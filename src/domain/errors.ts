@@ -14,12 +14,13 @@ export type ErrorCode =
   | 'conflict';
 
 export class DomainError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    readonly reason: string,
-  ) {
+  readonly code: ErrorCode;
+  readonly reason: string;
+  constructor(code: ErrorCode, reason: string) {
     super(reason);
     this.name = 'DomainError';
+    this.code = code;
+    this.reason = reason;
   }
 }
 

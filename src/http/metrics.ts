@@ -95,8 +95,11 @@ export class RequestDurations {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
   private readonly routes = new Map<string, Map<string, Map<number, Series>>>();
+  private readonly bounds: readonly number[];
 
-  constructor(private readonly bounds: readonly number[]) {}
+  constructor(bounds: readonly number[]) {
+    this.bounds = bounds;
+  }
 
   observe(route: string, method: string, status: number, elapsedMs: number): void {
     let methods = this.routes.get(route);

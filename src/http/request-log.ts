@@ -11,12 +11,15 @@ type Method = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
  */
 export class RequestLogger implements FastifyBaseLogger {
   private made: FastifyBaseLogger | undefined;
+  private readonly parent: FastifyBaseLogger;
+  private readonly bindings: Bindings;
+  private readonly options: ChildLoggerOptions;
 
-  constructor(
-    private readonly parent: FastifyBaseLogger,
-    private readonly bindings: Bindings,
-    private readonly options: ChildLoggerOptions,
-  ) {}
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.parent = parent;
+    this.bindings = bindings;
+    this.options = options;
+  }
 
   private logger(): FastifyBaseLogger {
     return (this.made ??= this.parent.child(this.bindings, this.options));

@@ -35,13 +35,25 @@ export class Outbox {
    * names the outbox in the log. A kick waits `gatherMs` before it dispatches, so that the rows
    * committed meanwhile go in the same batch.
    */
+  private readonly name: string;
+  private readonly dispatch: () => Promise<number>;
+  private readonly batch: number;
+  private readonly log: Logger;
+  private readonly gatherMs: number;
+
   constructor(
-    private readonly name: string,
-    private readonly dispatch: () => Promise<number>,
-    private readonly batch: number,
-    private readonly log: Logger,
-    private readonly gatherMs = GATHER_MS,
-  ) {}
+    name: string,
+    dispatch: () => Promise<number>,
+    batch: number,
+    log: Logger,
+    gatherMs = GATHER_MS,
+  ) {
+    this.name = name;
+    this.dispatch = dispatch;
+    this.batch = batch;
+    this.log = log;
+    this.gatherMs = gatherMs;
+  }
 
   start(): void {
     this.schedule();

@@ -31,13 +31,25 @@ export class WebhookDispatcher {
   /** Jobs done and waiting for the completion under way: the next statement completes them all. */
   private completing: { id: string; done: () => void; failed: (err: unknown) => void }[] = [];
 
+  private readonly boss: PgBoss;
+  private readonly queue: string;
+  private readonly run: (job: Job<{ eventId: string }>) => Promise<unknown>;
+  private readonly log: Logger;
+  private readonly opts: DispatcherOptions;
+
   constructor(
-    private readonly boss: PgBoss,
-    private readonly queue: string,
-    private readonly run: (job: Job<{ eventId: string }>) => Promise<unknown>,
-    private readonly log: Logger,
-    private readonly opts: DispatcherOptions,
-  ) {}
+    boss: PgBoss,
+    queue: string,
+    run: (job: Job<{ eventId: string }>) => Promise<unknown>,
+    log: Logger,
+    opts: DispatcherOptions,
+  ) {
+    this.boss = boss;
+    this.queue = queue;
+    this.run = run;
+    this.log = log;
+    this.opts = opts;
+  }
 
   start(): void {
     void this.poll();

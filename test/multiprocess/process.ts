@@ -64,7 +64,7 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Spawns a real service process (`node --import tsx src/main.ts`, the Node running vitest) and
+ * Spawns a real service process (`node src/main.ts`, the Node running vitest) and
  * returns once /healthz answers and the start banner printed the demo secret. The environment of
  * the test run is not inherited for DATABASE_URL/DATA_DIR: the caller says which database.
  */
@@ -115,7 +115,7 @@ function startChild(port: number, env: Record<string, string | undefined>, ownGr
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   const child = spawn(
     process.execPath,
-    ['--disable-warning=ExperimentalWarning', '--import', 'tsx', 'src/main.ts'],
+    ['src/main.ts'],
     // ownGroup: a process group of its own, so a test can SIGKILL the whole group as a crash would.
     { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup },
   );
@@ -316,11 +316,11 @@ export function runReconcile(
     childEnv.DATA_DIR = scratchDir();
     childEnv.SECRET_KEY ??= TEST_SECRET_KEY;
   }
-  const child = spawn(
-    process.execPath,
-    ['--disable-warning=ExperimentalWarning', '--import', 'tsx', 'src/cli/reconcile.ts'],
-    { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, ['src/cli/reconcile.ts'], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));

@@ -6,14 +6,17 @@ import { withDatabase } from './global-setup.ts';
 /**
  * A fresh database for one test file, copied from the run's migrated template (global-setup.ts) on
  * the run's server: the embedded PostgreSQL, or the server of DATABASE_URL. Dropped by drop().
+ * `empty`: a database with no table at all, as an operator's `createdb` makes it.
  */
-export async function testDatabaseUrl(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function testDatabaseUrl(
+  opts: { empty?: boolean } = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
   const { adminUrl, template } = inject('testDatabases');
   const name = `polita_t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await admin.query(`create database ${name} template ${template}`);
+    await admin.query(`create database ${name} template ${opts.empty ? 'template0' : template}`);
   } finally {
     await admin.end();
   }

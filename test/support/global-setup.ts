@@ -13,6 +13,7 @@ import {
   type EmbeddedServer,
 } from '../../src/db/embedded-server.ts';
 import { startBoss } from '../../src/jobs/queue.ts';
+import { describeWarning } from './warnings.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,6 +28,10 @@ declare module 'vitest' {
  * pg-boss's schema, so a test file's own database is one CREATE DATABASE … TEMPLATE away.
  */
 export default async function setup(project: TestProject) {
+  // The setup prints no warning either (no-warnings.ts watches each test file's process).
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(describeWarning(w));
+  process.on('warning', onWarning);
   let server: EmbeddedServer | undefined;
   let dir: string | undefined;
   const external = process.env.DATABASE_URL;
@@ -57,6 +62,11 @@ export default async function setup(project: TestProject) {
     const boss = await startBoss(database, pino({ level: 'silent' }));
     await boss.stop({ graceful: false, close: true, timeout: 1000 });
     await database.close();
+    // A warning is emitted on the next tick.
+    await new Promise((r) => setImmediate(r));
+    process.off('warning', onWarning);
+    if (warnings.length > 0)
+      throw new Error(`process warnings in the test run's setup:\n${warnings.join('\n')}`);
   } catch (err) {
     await teardown();
     throw err;

@@ -13,7 +13,11 @@ const ACTIVE_TEST_VEHICLE = TEST_VEHICLES.find((v) => v.certificate === '1000000
  * its own completed orders, as the real registry would know them) and the test vehicle's one.
  */
 export class SandboxRoVignetteRegistry implements RoVignetteRegistry {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly db: Kysely<DB>;
+
+  constructor(db: Kysely<DB>) {
+    this.db = db;
+  }
 
   async findActive(q: {
     country: string;
