@@ -278,9 +278,12 @@ export const AuditPage = Type.Object(
       Type.Object({
         id: Type.Integer(),
         at: Time,
-        actor: Type.String({ description: 'admin-token, an operator id (op_…), cli:<user> or system' }),
-        role: oneOf(['admin', 'support']),
-        via: oneOf(['api', 'cli', 'console', 'system']),
+        actor: Type.String({
+          description:
+            'admin-token, an operator id (op_…), cli:<user>, system, or portal:<partner id>:<email> for a partner’s portal user',
+        }),
+        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant']),
+        via: oneOf(['api', 'cli', 'console', 'system', 'portal']),
         action: Type.String({ description: 'e.g. partner.create, wallet.credit, order.refund' }),
         target: Nullable(Type.String({ description: 'The partner, order or operator acted on' })),
         before: Type.Unknown({ description: 'What changed, as it was (null for a creation)' }),
@@ -289,7 +292,7 @@ export const AuditPage = Type.Object(
     ),
     next_cursor: nextCursor,
   },
-  { description: 'Operator actions, newest first' },
+  { description: 'Operator and portal actions, newest first' },
 );
 
 export const StatementResponse = jsonOrCsv(
