@@ -456,6 +456,13 @@ create index portal_sign_in_failures_at on portal_sign_in_failures (at);
 alter table audit_log drop constraint audit_log_via_check;
 alter table audit_log add constraint audit_log_via_check
   check (via in ('api', 'cli', 'console', 'system', 'portal'));
+
+-- A rotation keeps the previous secret 24 h, no longer until it is retired by hand (decision 0037):
+-- its end is written in retired_at, ahead of the clock. Secrets left valid by rotations made before
+-- this version get their 24 h from the upgrade.
+update partner_secrets s set retired_at = now() + interval '24 hours'
+  where s.retired_at is null
+  and exists (select 1 from partner_secrets n where n.partner_id = s.partner_id and n.id > s.id and n.retired_at is null);
 `,
   },
 ];

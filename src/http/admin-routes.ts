@@ -121,7 +121,7 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
   );
 
   const rotate = {
-    ...doc('Issue a new secret; the old stays valid', 'rotatePartnerSecret'),
+    ...doc('Issue a new secret; the old stays valid 24 h or until retired', 'rotatePartnerSecret'),
     params: Id,
     response: { 201: NewSecret, ...errorResponses },
   };

@@ -77,7 +77,11 @@ export const PartnerList = Type.Object(
 );
 
 export const NewSecret = Type.Object(
-  { secret: Type.String({ description: 'Shown only here; the old secret stays valid until retired' }) },
+  {
+    secret: Type.String({
+      description: 'Shown only here; the previous secret stays valid until retired or for 24 h',
+    }),
+  },
   { description: 'The new secret' },
 );
 export const RetiredSecrets = Type.Object(
