@@ -89,6 +89,19 @@ export const RetiredSecrets = Type.Object(
   { description: 'The old secrets retired' },
 );
 
+export const PortalInvitation = Type.Object(
+  {
+    id: Type.String({ description: 'The portal user’s id' }),
+    email: Type.String(),
+    role: oneOf(['owner', 'developer', 'cashier', 'accountant']),
+    invitation_url: Type.String({
+      description:
+        'Shown only here: the link sets the user’s password, once, within 72 h. Hand it over safely.',
+    }),
+  },
+  { description: 'The invited portal user and its invitation link' },
+);
+
 const orderSummary = {
   id: Type.String(),
   partner_id: Type.String(),
