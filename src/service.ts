@@ -76,6 +76,11 @@ export function createServices(
       sandboxAsyncIssueMs: config.sandboxAsyncIssueMs,
       rateLimitPerMinute: config.rateLimitPerMinute,
       authFailuresPerMinute: config.authFailuresPerMinute,
+      portalSignIn: {
+        perAddress: config.portalSignInFailuresPerAddress,
+        perEmail: config.portalSignInFailuresPerEmail,
+        windowMs: config.portalSignInWindowMinutes * 60_000,
+      },
       webhookRetrySchedule: config.webhookRetrySchedule,
     },
     randomBytes: (n) => randomBytes(n),

@@ -1,18 +1,29 @@
 import { execFile } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator } from '../../src/app/admin/operators.ts';
+import { createLogger } from '../../src/log.ts';
 import { startHarness, TEST_SECRET_KEY, type Harness } from '../support/harness.ts';
+import { FORM, form, get, invite as inviteUser, PASSWORD, sessionCookie, signIn } from './support.ts';
 
 /**
- * The operator invites a partner's portal users (decision 0034): through the API and the command
- * line, an invitation link shown once, only its hash stored, refusals that change nothing, and an
- * audit entry that holds no link.
+ * Invitations (decision 0034): the operator invites through the API and the command line, the link
+ * is shown once and only its hash stored, refusals change nothing, the audit entry holds no link and
+ * no log line does; the link's page sets a password (decision 0035) once, within 72 h.
  */
 let h: Harness;
+const logLines: string[] = [];
 beforeAll(async () => {
-  h = await startHarness();
+  // Every line the service logs, at debug (which logs each request's URL), to look for links in.
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
+  h = await startHarness({ logger: createLogger('debug', sink) });
 });
 afterAll(async () => {
   await h?.close();
@@ -161,5 +172,87 @@ describe('npm run admin -- partners invite', () => {
     );
     const audit = await h.admin<{ entries: Record<string, unknown>[] }>('GET', `/admin/audit?target=${p.id}`);
     expect(audit.body.entries[0]).toMatchObject({ action: 'partner.invite_user', via: 'cli' });
+  });
+});
+
+describe('the invitation page', () => {
+  const accept = (path: string, password: string) =>
+    h.service.app.inject({ method: 'POST', url: path, headers: FORM, payload: form({ password }) });
+  const alertOf = (html: string) => /role="alert">([^<]*)</.exec(html)?.[1];
+
+  it('asks for a password, refuses a short or common one (the link still works), then signs the user in once', async () => {
+    const p = await h.newPartner({ name: 'Agenția Sud' });
+    const { userId, path } = await inviteUser(h, p.id, 'ion@sud.example', 'accountant');
+    const page = await get(h, path);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<label for="password">Password</label>');
+    expect(page.body).toContain('<button type="submit">Set password</button>');
+    expect(page.body).toContain('Agenția Sud');
+
+    const short = await accept(path, 'short pass');
+    expect(short.statusCode).toBe(400);
+    expect(alertOf(short.body)).toBe('The password must be at least 12 characters long (this one has 10).');
+    // The list is compared case-insensitively.
+    const common = await accept(path, 'QWERTY123456');
+    expect(common.statusCode).toBe(400);
+    expect(alertOf(common.body)).toBe(
+      'This password is among the 10 000 most common ones, which are guessed first: choose another.',
+    );
+    expect(sessionCookie(common)).toBe('');
+
+    const done = await accept(path, PASSWORD);
+    expect(done.statusCode).toBe(303);
+    // An accountant's first page is Orders.
+    expect(done.headers.location).toBe('/portal/orders');
+    const cookie = sessionCookie(done);
+    expect((await get(h, '/portal/wallet', cookie)).statusCode).toBe(200);
+
+    const stored = await sql<{ password_hash: string }>`
+      select password_hash from portal_users where id = ${userId}`.execute(h.service.svc.db);
+    expect(stored.rows[0]!.password_hash).toMatch(/^scrypt\$16384\$8\$5\$[\w-]{22}\$[\w-]{43}$/);
+    expect(stored.rows[0]!.password_hash).not.toContain(PASSWORD);
+
+    // Used once.
+    for (const res of [await get(h, path), await accept(path, 'another good password 7')]) {
+      expect(res.statusCode).toBe(404);
+      expect(alertOf(res.body)).toContain('This invitation link does not work');
+    }
+    expect((await signIn(h, 'ion@sud.example', PASSWORD)).res.statusCode).toBe(303);
+    expect((await signIn(h, 'ion@sud.example', 'another good password 7')).res.statusCode).toBe(401);
+  });
+
+  it('stops working after 72 hours, and when the user is disabled', async () => {
+    const p = await h.newPartner();
+    const late = await inviteUser(h, p.id, 'late@sud.example', 'cashier');
+    await sql`update portal_invitations set expires_at = now() - interval '1 second'
+              where user_id = ${late.userId}`.execute(h.service.svc.db);
+    expect((await get(h, late.path)).statusCode).toBe(404);
+    expect((await accept(late.path, PASSWORD)).statusCode).toBe(404);
+
+    const owner = await inviteUser(h, p.id, 'boss@sud.example', 'owner');
+    const ownerCookie = sessionCookie(await accept(owner.path, PASSWORD));
+    const gone = await inviteUser(h, p.id, 'gone@sud.example', 'cashier');
+    const token = /name="_csrf" value="([^"]+)"/.exec((await get(h, '/portal/team', ownerCookie)).body)![1]!;
+    const disabled = await h.service.app.inject({
+      method: 'POST',
+      url: `/portal/team/users/${gone.userId}/disable`,
+      headers: { ...FORM, cookie: ownerCookie },
+      payload: form({ _csrf: token }),
+    });
+    expect(disabled.statusCode).toBe(303);
+    expect((await accept(gone.path, PASSWORD)).statusCode).toBe(404);
+    expect((await get(h, '/portal/invitations/not-a-token')).statusCode).toBe(404);
+  });
+
+  it('never writes a link to the log, even at debug', async () => {
+    const p = await h.newPartner();
+    const { path } = await inviteUser(h, p.id, 'quiet@sud.example', 'developer');
+    await get(h, path);
+    await accept(path, 'short');
+    await accept(path, PASSWORD);
+    const token = path.split('/').pop()!;
+    // The log does record requests at debug: the check is not vacuous.
+    expect(logLines.some((l) => l.includes('/portal/sign-in') || l.includes('/admin/partners'))).toBe(true);
+    expect(logLines.filter((l) => l.includes(token))).toEqual([]);
   });
 });
