@@ -124,7 +124,12 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
           if (fromHtmx(req)) return showOrder(req, reply, id, { notice: NOTICES.get(done) });
           return reply.redirect(`/portal/orders/${encodeURIComponent(id)}?done=${done}`, 303);
         },
-        (r) => showOrder(req, reply, id, { error: r.message }, r.status),
+        // The refusal on the order's page; on an error page when the page itself is refused.
+        (r) =>
+          unlessRefused(
+            () => showOrder(req, reply, id, { error: r.message }, r.status),
+            () => render(req, reply, 'error', { title: 'Refused', message: r.message }, r.status),
+          ),
       );
     },
   );
