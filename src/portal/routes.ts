@@ -40,6 +40,8 @@ import { notice, statusOf, unlessRefused, type Render } from './web.ts';
  */
 export const COOKIE = 'polita_portal';
 const HTMX_DIR = dirname(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js'));
+/** The console's stylesheet, which the portal wears under its own colours (static/portal.css). */
+const CONSOLE_STATIC_DIR = fileURLToPath(new URL('../console/static/', import.meta.url));
 
 /** Paths a visitor without a session may open. */
 const isPublic = (path: string) =>
@@ -223,9 +225,14 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
         refuse(req, reply, 404, `There is no portal page at ${req.url.split('?')[0]}.`),
       );
 
-      p.get('/static/htmx.min.js', async (_req, reply) =>
-        reply.header('cache-control', 'public, max-age=3600').sendFile('htmx.min.js', HTMX_DIR),
-      );
+      for (const [file, dir] of [
+        ['htmx.min.js', HTMX_DIR],
+        ['console.css', CONSOLE_STATIC_DIR],
+      ] as const) {
+        p.get(`/static/${file}`, async (_req, reply) =>
+          reply.header('cache-control', 'public, max-age=3600').sendFile(file, dir),
+        );
+      }
 
       /** The first page the user's role opens: where signing in and /portal lead. */
       const home = (req: FastifyRequest) => navFor(req.portalSession!.user.role)[0]?.href ?? '/portal/orders';

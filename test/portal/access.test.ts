@@ -145,6 +145,7 @@ const ROWS: Row[] = [
 /** Open to everyone, with or without a session: their own tests say what they do. */
 const PUBLIC = [
   'GET /portal/static/portal.css',
+  'GET /portal/static/console.css',
   'GET /portal/static/htmx.min.js',
   'POST /portal/sign-in',
   'GET /portal/invitations/:token',

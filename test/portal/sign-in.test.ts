@@ -296,9 +296,11 @@ describe('forged requests and what the pages send', () => {
     });
     expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
-    const css = await get(h, '/portal/static/portal.css');
-    expect(css.statusCode).toBe(200);
-    expect(css.headers['cache-control']).toContain('max-age=3600');
+    for (const file of ['portal.css', 'console.css', 'htmx.min.js']) {
+      const res = await get(h, `/portal/static/${file}`);
+      expect(res.statusCode, file).toBe(200);
+      expect(res.headers['cache-control'], file).toContain('max-age=3600');
+    }
     for (const name of ['__proto__', 'constructor', 'toString', '..%2Fviews%2Flayout.eta']) {
       expect((await get(h, `/portal/static/${name}`)).statusCode, name).toBe(404);
     }

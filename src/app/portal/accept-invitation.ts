@@ -7,6 +7,7 @@ import type { Services } from '../services.ts';
 import { asUser } from './actor.ts';
 import { hashPassword, passwordProblem } from './password.ts';
 import { INVALID_INVITATION } from './read-invitation.ts';
+import { portalUserOf } from './roles.ts';
 import { openSession } from './session.ts';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -28,13 +29,7 @@ export async function acceptInvitation(svc: Services, token: string, password: s
     if (!found || found.disabled_at || found.partner_disabled) throw notFound(INVALID_INVITATION);
     await setUserPassword(trx, found.user_id, hash);
     await markInvitationUsed(trx, found.token_sha256, now);
-    const user = {
-      id: found.user_id,
-      email: found.email,
-      role: found.role,
-      partnerId: found.partner_id,
-      partnerName: found.partner_name,
-    };
+    const user = portalUserOf(found);
     const opened = await openSession(svc, trx, user);
     await asUser(user, () =>
       audit(trx, {

@@ -20,7 +20,7 @@ const AREAS: Record<PortalRole, readonly PortalArea[]> = {
 export const ROLE_TEXT: Record<PortalRole, string> = {
   owner: 'everything, and invites and disables users',
   developer: 'Developers (secret, webhook) and Orders',
-  cashier: 'Orders (and Sell)',
+  cashier: 'Orders',
   accountant: 'Orders and Wallet',
 };
 
@@ -32,6 +32,21 @@ export interface PortalUser {
   partnerId: string;
   partnerName: string;
 }
+
+/** The user of a row read with its partner (USER_AND_PARTNER, src/db/repos/users.ts). */
+export const portalUserOf = (r: {
+  user_id: string;
+  email: string;
+  role: PortalRole;
+  partner_id: string;
+  partner_name: string;
+}): PortalUser => ({
+  id: r.user_id,
+  email: r.email,
+  role: r.role,
+  partnerId: r.partner_id,
+  partnerName: r.partner_name,
+});
 
 export const mayOpen = (role: PortalRole, area: PortalArea): boolean => AREAS[role].includes(area);
 

@@ -10,7 +10,7 @@ import {
 import type { DB } from '../../db/schema.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
 import type { Services } from '../services.ts';
-import type { PortalUser } from './roles.ts';
+import { portalUserOf, type PortalUser } from './roles.ts';
 
 /**
  * Portal sessions, as the console's (decisions 0019 and 0034): the cookie holds a random 32-byte id,
@@ -62,16 +62,7 @@ export async function portalSessionFor(
   if (now - row.last_seen_at.getTime() >= TOUCH_EVERY_MS) {
     await touchPortalSession(svc.db, idSha256, new Date(now));
   }
-  return {
-    user: {
-      id: row.user_id,
-      email: row.email,
-      role: row.role,
-      partnerId: row.partner_id,
-      partnerName: row.partner_name,
-    },
-    csrfSecret: row.csrf_secret,
-  };
+  return { user: portalUserOf(row), csrfSecret: row.csrf_secret };
 }
 
 /** Ends a session; true when there was one. */

@@ -5,6 +5,7 @@ import { audit } from '../admin/operators.ts';
 import type { Services } from '../services.ts';
 import { asUser } from './actor.ts';
 import { hashPassword, needsRehash, verifyPassword } from './password.ts';
+import { portalUserOf } from './roles.ts';
 import { openSession, type PortalSession } from './session.ts';
 
 export type SignInResult =
@@ -68,15 +69,9 @@ export async function signIn(
   if (user!.disabled_at) {
     return { ok: false, status: 403, message: 'Your user is disabled: ask an owner of your account.' };
   }
-  const signedIn = {
-    id: user!.id,
-    email: user!.email,
-    role: user!.role,
-    partnerId: user!.partner_id,
-    partnerName: user!.partner_name,
-  };
+  const signedIn = portalUserOf(user!);
   if (needsRehash(user!.password_hash!)) {
-    await setUserPassword(svc.db, user!.id, await hashPassword(svc, input.password));
+    await setUserPassword(svc.db, signedIn.id, await hashPassword(svc, input.password));
   }
   await clearFailures(svc.db, input.address, emailSha256);
   const opened = await svc.db.transaction().execute(async (trx) => {

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { USER_AND_PARTNER } from './users.ts';
 import type { DB, PortalInvitationsTable } from '../schema.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
@@ -32,17 +33,7 @@ export async function findOpenInvitation(
     .selectFrom('portal_invitations as i')
     .innerJoin('portal_users as u', 'u.id', 'i.user_id')
     .innerJoin('partners as p', 'p.id', 'u.partner_id')
-    .select([
-      'i.token_sha256',
-      'i.expires_at',
-      'u.id as user_id',
-      'u.email',
-      'u.role',
-      'u.partner_id',
-      'u.disabled_at',
-      'p.name as partner_name',
-      'p.disabled as partner_disabled',
-    ])
+    .select(['i.token_sha256', 'i.expires_at', ...USER_AND_PARTNER])
     .where('i.token_sha256', '=', tokenSha256)
     .where('i.used_at', 'is', null)
     .where('i.expires_at', '>', now);

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { USER_AND_PARTNER } from './users.ts';
 import type { DB } from '../schema.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
@@ -26,17 +27,7 @@ export async function findLivePortalSession(db: Conn, idSha256: string, idleSinc
     .selectFrom('portal_sessions as s')
     .innerJoin('portal_users as u', 'u.id', 's.user_id')
     .innerJoin('partners as p', 'p.id', 'u.partner_id')
-    .select([
-      's.csrf_secret',
-      's.last_seen_at',
-      'u.id as user_id',
-      'u.email',
-      'u.role',
-      'u.partner_id',
-      'u.disabled_at',
-      'p.name as partner_name',
-      'p.disabled as partner_disabled',
-    ])
+    .select(['s.csrf_secret', 's.last_seen_at', ...USER_AND_PARTNER])
     .where('s.id_sha256', '=', idSha256)
     .where('s.last_seen_at', '>=', idleSince)
     .executeTakeFirst();

@@ -4,6 +4,20 @@ import type { DB, PortalRole, PortalUsersTable } from '../schema.ts';
 type Conn = Kysely<DB> | Transaction<DB>;
 export type UserRow = Selectable<PortalUsersTable>;
 
+/**
+ * What a session or an invitation reads of its user (joined as `u`) and the user's partner (as `p`):
+ * who, and whether either is disabled.
+ */
+export const USER_AND_PARTNER = [
+  'u.id as user_id',
+  'u.email',
+  'u.role',
+  'u.partner_id',
+  'u.disabled_at',
+  'p.name as partner_name',
+  'p.disabled as partner_disabled',
+] as const;
+
 /** A partner's portal users (migration 16). Addresses are unique compared lowercased. */
 export async function insertUser(
   db: Conn,
@@ -52,8 +66,7 @@ export async function findUserForSignIn(db: Conn, email: string) {
   return db
     .selectFrom('portal_users as u')
     .innerJoin('partners as p', 'p.id', 'u.partner_id')
-    .selectAll('u')
-    .select(['p.name as partner_name', 'p.disabled as partner_disabled'])
+    .select(['u.password_hash', ...USER_AND_PARTNER])
     .where(sql<string>`lower(u.email)`, '=', email.toLowerCase())
     .executeTakeFirst();
 }
