@@ -29,6 +29,11 @@ export default tseslint.config(
       'console/ calls use cases (app/), never repositories or jobs',
     ],
     [
+      'src/portal/**/*.ts',
+      ['../db/*', '../jobs/*'],
+      'portal/ calls use cases (app/), never repositories or jobs',
+    ],
+    [
       'src/app/**/*.ts',
       ['../http/*', '../jobs/*', '../../http/*', '../../jobs/*'],
       'app/ is called by http/, jobs/ and cli/, never the reverse',

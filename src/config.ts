@@ -19,6 +19,12 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Failed authentications a minute from one client address before 429. */
   authFailuresPerMinute: number;
+  /** Failed portal sign-ins a client address may make within the window; past it, 429 (decision 0039). */
+  portalSignInFailuresPerAddress: number;
+  /** Failed portal sign-ins for one email from one address within the window; past it, 429. */
+  portalSignInFailuresPerEmail: number;
+  /** The window of the two limits above, in minutes. */
+  portalSignInWindowMinutes: number;
   /** Seconds before each retry of a webhook event (WEBHOOK_RETRY_SCHEDULE, comma-separated). */
   webhookRetrySchedule: number[];
   /** False: this instance serves HTTP and enqueues jobs, and worker instances on the same database run them. */
@@ -105,6 +111,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxAsyncIssueMs: int('SANDBOX_ASYNC_ISSUE_MS', 20_000, 0, 3_600_000),
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 1_000_000_000),
     authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
+    portalSignInFailuresPerAddress: int('PORTAL_SIGN_IN_FAILURES_PER_ADDRESS', 20, 1, 1_000_000),
+    portalSignInFailuresPerEmail: int('PORTAL_SIGN_IN_FAILURES_PER_EMAIL', 5, 1, 1_000_000),
+    portalSignInWindowMinutes: int('PORTAL_SIGN_IN_WINDOW_MINUTES', 15, 1, 1440),
     webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     workers: bool('WORKERS', true),
     maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),

@@ -36,7 +36,14 @@ async function main(): Promise<void> {
     // Lets `npm run call` sign as the demo partner without copying the secret by hand.
     writeFileSync(
       join(config.dataDir, 'sandbox-credentials.json'),
-      JSON.stringify({ ...service.demo, url: `http://${config.host}:${config.port}` }),
+      JSON.stringify({
+        id: service.demo.id,
+        secret: service.demo.secret,
+        url: `http://${config.host}:${config.port}`,
+        ...(service.demo.owner
+          ? { owner_email: service.demo.owner.email, owner_password: service.demo.owner.password }
+          : {}),
+      }),
       { mode: 0o600 },
     );
   }
@@ -75,10 +82,17 @@ function banner(config: Config, service: Service): string {
   lines.push(
     `  API docs:      ${config.publicBaseUrl}/docs`,
     `  Console:       ${config.publicBaseUrl}/console`,
+    `  Portal:        ${config.publicBaseUrl}/portal`,
     `  Admin token:   ${service.adminToken}`,
   );
   if (service.demo) {
     lines.push(`  Demo partner:  id ${service.demo.id}`, `  Demo secret:   ${service.demo.secret}`);
+    if (service.demo.owner) {
+      lines.push(
+        `  Demo owner:    ${service.demo.owner.email} (the portal's sign-in)`,
+        `  Demo password: ${service.demo.owner.password}`,
+      );
+    }
   }
   return lines.join('\n');
 }

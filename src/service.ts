@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { loadCatalogue } from './app/catalogue.ts';
 import { Clock } from './app/clock.ts';
 import { PartnerDirectory } from './app/partner-directory.ts';
-import { ensureAdminToken, ensureDemoPartner } from './app/seed-sandbox.ts';
+import { ensureAdminToken, ensureDemoOwner, ensureDemoPartner } from './app/seed-sandbox.ts';
 import type { JobQueue, Services } from './app/services.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
@@ -36,7 +36,8 @@ export interface Service {
   webhookOutbox: Outbox;
   database: Database;
   adminToken: string;
-  demo: { id: string; secret: string } | null;
+  /** The sandbox's demo partner and its demo portal owner (null when its address is another partner's). */
+  demo: { id: string; secret: string; owner: { email: string; password: string } | null } | null;
   /** Where the key of the partner secrets came from (SECRET_KEY or DATA_DIR/secret.key), for the banner. */
   secretKey: string;
   /**
@@ -76,6 +77,11 @@ export function createServices(
       sandboxAsyncIssueMs: config.sandboxAsyncIssueMs,
       rateLimitPerMinute: config.rateLimitPerMinute,
       authFailuresPerMinute: config.authFailuresPerMinute,
+      portalSignIn: {
+        perAddress: config.portalSignInFailuresPerAddress,
+        perEmail: config.portalSignInFailuresPerEmail,
+        windowMs: config.portalSignInWindowMinutes * 60_000,
+      },
       webhookRetrySchedule: config.webhookRetrySchedule,
     },
     randomBytes: (n) => randomBytes(n),
@@ -131,7 +137,9 @@ export async function startService(
       dataDir: config.dataDir,
       embedded: !config.databaseUrl,
     });
-    const demo = config.sandbox ? await ensureDemoPartner(svc) : null;
+    const demo = config.sandbox
+      ? { ...(await ensureDemoPartner(svc)), owner: (await ensureDemoOwner(svc, config.dataDir)) ?? null }
+      : null;
     const app = await buildServer(svc, {
       adminToken,
       logger: log,

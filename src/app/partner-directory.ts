@@ -34,7 +34,11 @@ export class PartnerDirectory {
    */
   cached(id: string): PartnerWithSecrets | undefined | typeof MISS {
     const hit = this.cache.get(id);
-    return hit && Date.now() - hit.at < this.ttlMs ? hit.partner : MISS;
+    if (!hit) return MISS;
+    const now = Date.now();
+    // Fresh for ttlMs, and never past the moment a previous secret's 24 h end (decision 0040).
+    const changeAt = hit.partner?.secretsChangeAt;
+    return now - hit.at < this.ttlMs && !(changeAt && changeAt.getTime() <= now) ? hit.partner : MISS;
   }
 
   async get(id: string): Promise<PartnerWithSecrets | undefined> {

@@ -1,11 +1,13 @@
 import { join, resolve } from 'node:path';
 import { findPartner } from '../db/repos/partners.ts';
+import { findUserByEmail, insertUser, setUserPassword } from '../db/repos/users.ts';
 import { deleteSetting, getSetting, putSetting } from '../db/repos/settings.ts';
 import { lockSecrets } from '../secrets/at-rest.ts';
 import { readOrCreateSecretFile, readSecretFileIfAny, replaceSecretFile } from '../secrets/files.ts';
 import { SecretKeyError, tokenHash } from '../secrets/secret-box.ts';
 import { creditWallet } from './admin/credit-wallet.ts';
 import { createPartner } from './admin/partners.ts';
+import { hashPassword, verifyPassword } from './portal/password.ts';
 import type { Services } from './services.ts';
 
 export const DEMO_PARTNER_ID = 'demo';
@@ -33,6 +35,49 @@ export async function ensureDemoPartner(svc: Services): Promise<{ id: string; se
   await creditWallet(svc, { ...seed, wallet: 'promo', amountBani: 50_000, reference: 'sandbox-seed-promo' });
   const demo = await findPartner(svc.db, DEMO_PARTNER_ID);
   return { id: DEMO_PARTNER_ID, secret: demo!.secrets[0]! };
+}
+
+export const DEMO_OWNER_EMAIL = 'owner@demo.example';
+export const DEMO_OWNER_PASSWORD_FILE = 'demo-owner-password';
+
+/**
+ * The sandbox's demo owner: a portal user of the demo partner with the role owner, made on first
+ * start. As the admin token, its password lives in clear only in `DATA_DIR/demo-owner-password`
+ * (0600), so that it is printed at every start; the database holds its scrypt hash. When the file and
+ * the hash disagree (the file was removed, or another instance's DATA_DIR made the user), the demo
+ * owner gets the file's password: it is a demo account, and the printed password must work.
+ * Undefined when the address belongs to a user of another partner.
+ */
+export async function ensureDemoOwner(
+  svc: Services,
+  dataDir: string,
+): Promise<{ email: string; password: string } | undefined> {
+  const make = () => Buffer.from(svc.randomBytes(18)).toString('base64url');
+  const password = (await readOrCreateSecretFile(resolve(join(dataDir, DEMO_OWNER_PASSWORD_FILE)), make))
+    .value;
+  const email = DEMO_OWNER_EMAIL;
+  let user = await findUserByEmail(svc.db, email);
+  if (!user) {
+    const at = new Date(await svc.clock.now());
+    try {
+      user = await insertUser(svc.db, {
+        id: `usr_${Buffer.from(svc.randomBytes(8)).toString('hex')}`,
+        partnerId: DEMO_PARTNER_ID,
+        email,
+        role: 'owner',
+        at,
+      });
+    } catch (err) {
+      // Another instance on the same database made it first.
+      user = await findUserByEmail(svc.db, email);
+      if (!user) throw err;
+    }
+  }
+  if (user.partner_id !== DEMO_PARTNER_ID) return undefined;
+  if (!(await verifyPassword(password, user.password_hash))) {
+    await setUserPassword(svc.db, user.id, await hashPassword(svc, password));
+  }
+  return { email, password };
 }
 
 /** The setting holding the SHA-256 (hex) of the sandbox's generated admin token; never the token. */

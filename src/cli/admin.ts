@@ -11,6 +11,7 @@ import {
   retireOldSecrets,
   rotateSecret,
 } from '../app/admin/partners.ts';
+import { inviteUser } from '../app/portal/invite-user.ts';
 import type { Services } from '../app/services.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
@@ -42,6 +43,8 @@ const USAGE = `usage: npm run admin -- <command>
   partners webhook-test <partner id>   a signed test event to the partner's webhook URL, now
   partners rotate-secret <partner id>
   partners retire-old-secrets <partner id>
+  partners invite <partner id> --email <email> --role owner|developer|cashier|accountant
+                  a portal user; prints the invitation link (shown once, valid 72 h)
   credit <partner id> <online|promo|insurance> <amount MDL> <reference>
   orders list [--search <id, plate or phone>] [--partner <id>] [--status <status>] [--limit <n>] [--cursor <c>]
   orders show <order id>
@@ -78,6 +81,7 @@ const { values: opt, positionals: args } = parseArgs({
     search: { type: 'string' },
     reason: { type: 'string' },
     role: { type: 'string' },
+    email: { type: 'string' },
     actor: { type: 'string' },
     target: { type: 'string' },
     'balance-spending-enabled': { type: 'string' },
@@ -158,6 +162,11 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       return rotateSecret(svc, need(rest[0], 'partner id'));
     case 'partners retire-old-secrets':
       return retireOldSecrets(svc, need(rest[0], 'partner id'));
+    case 'partners invite':
+      return inviteUser(svc, need(rest[0], 'partner id'), {
+        email: need(opt.email, '--email'),
+        role: need(opt.role, '--role'),
+      });
     case 'credit': {
       const [partnerId, wallet, amount, reference] = [verb, ...rest];
       if (!['online', 'promo', 'insurance'].includes(wallet ?? ''))

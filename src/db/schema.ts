@@ -159,8 +159,9 @@ export interface AuditLogTable {
   id: Generated<number>;
   at: Timestamp;
   actor: string;
-  role: OperatorRole;
-  via: 'api' | 'cli' | 'console' | 'system';
+  /** An operator's role, or a portal user's (via portal). */
+  role: OperatorRole | PortalRole;
+  via: 'api' | 'cli' | 'console' | 'system' | 'portal';
   action: string;
   target: string | null;
   /** JSON written as text, read back parsed; null where there is no before (a creation) or after. */
@@ -230,6 +231,43 @@ export interface WebhookOutboxTable {
   queued_at: Date;
 }
 
+export type PortalRole = 'owner' | 'developer' | 'cashier' | 'accountant';
+
+/** A partner's own people (migration 16). */
+export interface PortalUsersTable {
+  id: string;
+  partner_id: string;
+  email: string;
+  role: PortalRole;
+  /** `scrypt$<N>$<r>$<p>$<salt>$<hash>`; null until the user's invitation is accepted. */
+  password_hash: string | null;
+  created_at: Timestamp;
+  disabled_at: Timestamp | null;
+}
+
+export interface PortalInvitationsTable {
+  token_sha256: string;
+  user_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+export interface PortalSessionsTable {
+  id_sha256: string;
+  user_id: string;
+  csrf_secret: string;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+}
+
+export interface PortalSignInFailuresTable {
+  id: Generated<number>;
+  address: string;
+  email_sha256: string;
+  at: Timestamp;
+}
+
 export interface DB {
   settings: SettingsTable;
   partners: PartnersTable;
@@ -249,6 +287,10 @@ export interface DB {
   audit_log: AuditLogTable;
   console_sessions: ConsoleSessionsTable;
   refunds: RefundsTable;
+  portal_users: PortalUsersTable;
+  portal_invitations: PortalInvitationsTable;
+  portal_sessions: PortalSessionsTable;
+  portal_sign_in_failures: PortalSignInFailuresTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;

@@ -7,6 +7,8 @@ import { resetSandboxClock, setSandboxClock } from '../app/admin/settings.ts';
 import { listOrdersForOperator, orderDetail } from '../app/admin/orders.ts';
 import { resendOrderEvent, sendTestEvent } from '../app/deliver-webhook.ts';
 import * as partners from '../app/admin/partners.ts';
+import { inviteUser } from '../app/portal/invite-user.ts';
+import { PORTAL_ROLES } from '../app/portal/roles.ts';
 import type { Services } from '../app/services.ts';
 import { isoLocal } from '../domain/time.ts';
 import { adminWalletRoutes } from './admin-wallet-routes.ts';
@@ -21,6 +23,7 @@ import {
   PartnerList,
   PartnerWallet,
   PartnerWalletResponse,
+  PortalInvitation,
   Delivery,
   Id,
   NewSecret,
@@ -121,7 +124,7 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
   );
 
   const rotate = {
-    ...doc('Issue a new secret; the old stays valid', 'rotatePartnerSecret'),
+    ...doc('Issue a new secret; the old stays valid 24 h or until retired', 'rotatePartnerSecret'),
     params: Id,
     response: { 201: NewSecret, ...errorResponses },
   };
@@ -135,6 +138,23 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
   };
   app.delete('/admin/partners/:id/secrets/old', { schema: retire }, async (req) =>
     exactly(RetiredSecrets, await partners.retireOldSecrets(svc, req.params.id)),
+  );
+
+  app.post(
+    '/admin/partners/:id/users',
+    {
+      schema: {
+        ...doc('Invite a portal user of the partner; the link is shown only here', 'invitePortalUser'),
+        params: Id,
+        body: OperatorBody({
+          email: Type.String({ minLength: 3, maxLength: 254 }),
+          role: Type.Union(PORTAL_ROLES.map((r) => Type.Literal(r))),
+        }),
+        response: { 201: PortalInvitation, ...errorResponses },
+      },
+    },
+    async (req, reply) =>
+      reply.code(201).send(exactly(PortalInvitation, await inviteUser(svc, req.params.id, req.body))),
   );
 
   app.post(

@@ -77,12 +77,29 @@ export const PartnerList = Type.Object(
 );
 
 export const NewSecret = Type.Object(
-  { secret: Type.String({ description: 'Shown only here; the old secret stays valid until retired' }) },
+  {
+    secret: Type.String({
+      description: 'Shown only here; the previous secret stays valid until retired or for 24 h',
+    }),
+  },
   { description: 'The new secret' },
 );
 export const RetiredSecrets = Type.Object(
   { retired: Type.Integer({ description: 'How many secrets were retired' }) },
   { description: 'The old secrets retired' },
+);
+
+export const PortalInvitation = Type.Object(
+  {
+    id: Type.String({ description: 'The portal user’s id' }),
+    email: Type.String(),
+    role: oneOf(['owner', 'developer', 'cashier', 'accountant']),
+    invitation_url: Type.String({
+      description:
+        'Shown only here: the link sets the user’s password, once, within 72 h. Hand it over safely.',
+    }),
+  },
+  { description: 'The invited portal user and its invitation link' },
 );
 
 const orderSummary = {
@@ -278,9 +295,12 @@ export const AuditPage = Type.Object(
       Type.Object({
         id: Type.Integer(),
         at: Time,
-        actor: Type.String({ description: 'admin-token, an operator id (op_…), cli:<user> or system' }),
-        role: oneOf(['admin', 'support']),
-        via: oneOf(['api', 'cli', 'console', 'system']),
+        actor: Type.String({
+          description:
+            'admin-token, an operator id (op_…), cli:<user>, system, or portal:<partner id>:<email> for a partner’s portal user',
+        }),
+        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant']),
+        via: oneOf(['api', 'cli', 'console', 'system', 'portal']),
         action: Type.String({ description: 'e.g. partner.create, wallet.credit, order.refund' }),
         target: Nullable(Type.String({ description: 'The partner, order or operator acted on' })),
         before: Type.Unknown({ description: 'What changed, as it was (null for a creation)' }),
@@ -289,7 +309,7 @@ export const AuditPage = Type.Object(
     ),
     next_cursor: nextCursor,
   },
-  { description: 'Operator actions, newest first' },
+  { description: 'Operator and portal actions, newest first' },
 );
 
 export const StatementResponse = jsonOrCsv(

@@ -12,6 +12,7 @@ import { issuanceOutboxDepth, ordersByStatus } from '../app/operations.ts';
 import type { Services } from '../app/services.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { consoleRoutes } from '../console/routes.ts';
+import { portalRoutes } from '../portal/routes.ts';
 import { installErrorHandler } from './errors.ts';
 import { installMetrics, type MetricsSources } from './metrics.ts';
 import { registerApiDocs } from './openapi.ts';
@@ -126,6 +127,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
   await app.register(async (scope) => partnerRoutes(scope, svc));
   await app.register(async (scope) => adminRoutes(scope, svc, opts.adminToken));
   await app.register(async (scope) => consoleRoutes(scope, svc, opts.adminToken));
+  await app.register(async (scope) => portalRoutes(scope, svc));
   const metricsTokens = [opts.adminToken, ...(opts.metricsToken ? [opts.metricsToken] : [])];
   await app.register(async (scope) => opsRoutes(scope, svc, registry, { metricsTokens }));
   return app;

@@ -138,6 +138,8 @@ interface Route {
 
 let h: Harness;
 let orderId = '';
+/** The partner whose secret the fuzz rotates instead of the demo partner's, which signs its /v1 requests. */
+let rotated = '';
 beforeAll(async () => {
   // The fuzz is about answers, not limits: a limit would turn its later requests into 429s.
   h = await startHarness({ env: { RATE_LIMIT_PER_MINUTE: '1000000', AUTH_FAILURES_PER_MINUTE: '1000000' } });
@@ -153,6 +155,7 @@ beforeAll(async () => {
     products: [rcaItem(quote.body.offers[0]!.min_start_date)],
   });
   orderId = created.body.id;
+  rotated = (await h.newPartner({ name: 'Fuzz rotations' })).id;
 });
 afterAll(() => h?.close());
 
@@ -203,7 +206,12 @@ describe(`a seeded fuzz of every /v1 and /admin route (seed ${SEED})`, () => {
         url: '/admin/partners/demo',
         seeds: [{ name: 'Demo Partner', disabled: false, margin_bp: 0 }],
       },
-      { method: 'POST', url: (rr) => `/admin/partners/${oddIds(rr)}/secrets`, seeds: [undefined] },
+      // A second rotation retires the first secret (decision 0040): the demo partner keeps its own.
+      {
+        method: 'POST',
+        url: (rr) => `/admin/partners/${oddIds(rr).replace(/^demo$/, rotated)}/secrets`,
+        seeds: [undefined],
+      },
       {
         method: 'POST',
         url: (rr) => `/admin/partners/${pick(rr, ['demo', oddIds(rr)])}/wallet/credits`,

@@ -11,7 +11,7 @@ import {
   operatorByTokenHash,
   type OperatorRow,
 } from '../../db/repos/operators.ts';
-import type { DB, OperatorRole } from '../../db/schema.ts';
+import type { DB, OperatorRole, PortalRole } from '../../db/schema.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
 import type { Services } from '../services.ts';
 
@@ -27,19 +27,36 @@ export interface Actor {
   via: 'api' | 'cli' | 'console' | 'system';
 }
 
+/**
+ * A partner's portal user acting in the portal (src/portal): the audit log names the user and the
+ * partner in `actor` (`portal:<partner id>:<email>`), so every reader of the log (the console's
+ * audit page, `GET /admin/audit`, the command line) shows both without looking anything up.
+ */
+export interface PortalActor {
+  id: string;
+  name: string;
+  role: PortalRole;
+  via: 'portal';
+  userId: string;
+  partnerId: string;
+}
+
+/** The audit log's actor of a portal user. */
+export const portalActorId = (partnerId: string, email: string) => `portal:${partnerId}:${email}`;
+
 export const ROLES: readonly OperatorRole[] = ['admin', 'support'];
 
 /** The service's own token (ADMIN_TOKEN, or the sandbox's generated one): an admin. */
 export const ADMIN_TOKEN_ACTOR = { id: 'admin-token', name: 'Admin token', role: 'admin' } as const;
 const SYSTEM: Actor = { id: 'system', name: 'System', role: 'admin', via: 'system' };
 
-const acting = new AsyncLocalStorage<Actor>();
+const acting = new AsyncLocalStorage<Actor | PortalActor>();
 
 /** Runs `fn` (and everything it awaits) as `actor`. */
-export const asActor = <T>(actor: Actor, fn: () => T): T => acting.run(actor, fn);
+export const asActor = <T>(actor: Actor | PortalActor, fn: () => T): T => acting.run(actor, fn);
 
 /** The actor of the work under way; the service itself when no operator started it (start-up seeding). */
-export const currentActor = (): Actor => acting.getStore() ?? SYSTEM;
+export const currentActor = (): Actor | PortalActor => acting.getStore() ?? SYSTEM;
 
 /**
  * The operator holding `token`: the service's admin token (compared as SHA-256 digests in constant

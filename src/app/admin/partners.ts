@@ -1,10 +1,10 @@
 import { badRequest, notFound } from '../../domain/errors.ts';
 import {
-  addSecret,
   findPartner,
   insertPartner,
   partnerExists,
   retireOldSecrets as retireOldSecretsRepo,
+  rotateSecretRows,
   updatePartner,
   type PartnerPatch,
 } from '../../db/repos/partners.ts';
@@ -138,14 +138,21 @@ function checkWebhookEvents(list: readonly WebhookEventStatus[]): WebhookEventSt
   return WEBHOOK_EVENT_STATUSES.filter((s) => list.includes(s));
 }
 
-/** A new secret; the old one keeps working until retireOldSecrets, so partners can roll over without downtime. */
+/**
+ * A new secret. The previous one keeps working until retireOldSecrets or 24 h after this, whichever
+ * comes first, so partners can roll over without downtime; a rotation while two secrets are valid
+ * retires the older one first (decision 0040). The console, /admin, the command line and the portal
+ * all rotate here.
+ */
 export async function rotateSecret(svc: Services, id: string) {
   const secret = hex(svc, 32);
   // The clock is read before the transaction, which then holds its connection only for the writes.
   const at = new Date(await svc.clock.now());
+  // The overlap is judged by the real clock: moving the sandbox clock must not end or extend it.
+  const now = new Date();
   await svc.db.transaction().execute(async (trx) => {
     if (!(await partnerExists(trx, id))) throw notFound('Partner not found');
-    await addSecret(trx, id, secret, at, svc.partners.box);
+    await rotateSecretRows(trx, id, secret, { created: at, now }, svc.partners.box);
     // Never the secret itself: that a new one was made, and when.
     await audit(trx, { action: 'partner.rotate_secret', target: id, at });
   });
@@ -153,11 +160,12 @@ export async function rotateSecret(svc: Services, id: string) {
   return { secret };
 }
 
+/** Retires every valid secret but the newest, now (the real clock, as the overlap it ends). */
 export async function retireOldSecrets(svc: Services, id: string) {
   const at = new Date(await svc.clock.now()); // before the transaction, as in rotateSecret
   const retired = await svc.db.transaction().execute(async (trx) => {
     if (!(await partnerExists(trx, id))) throw notFound('Partner not found');
-    const n = await retireOldSecretsRepo(trx, id, at);
+    const n = await retireOldSecretsRepo(trx, id, new Date());
     await audit(trx, { action: 'partner.retire_old_secrets', target: id, after: { retired: n }, at });
     return n;
   });

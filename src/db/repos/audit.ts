@@ -1,5 +1,5 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { AuditLogTable, DB, OperatorRole } from '../schema.ts';
+import type { AuditLogTable, DB } from '../schema.ts';
 
 type Conn = Kysely<DB> | Transaction<DB>;
 export type AuditRow = Selectable<AuditLogTable>;
@@ -7,8 +7,8 @@ export type AuditRow = Selectable<AuditLogTable>;
 export interface AuditEntry {
   at: Date;
   actor: string;
-  role: OperatorRole;
-  via: 'api' | 'cli' | 'console' | 'system';
+  role: AuditLogTable['role'];
+  via: AuditLogTable['via'];
   action: string;
   target: string | null;
   before: unknown;

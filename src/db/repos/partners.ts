@@ -6,10 +6,22 @@ import type { DB, PartnerRow } from '../schema.ts';
 type Conn = Kysely<DB> | Transaction<DB>;
 
 export interface PartnerWithSecrets extends PartnerRow {
-  /** Active secrets, newest first, decrypted. */
+  /** Valid secrets, newest first, decrypted. */
   secrets: string[];
+  /**
+   * When one of these secrets stops being valid on its own (the previous secret, 24 h after a
+   * rotation), by the real clock; null when none will (decision 0040).
+   */
+  secretsChangeAt: Date | null;
   hasWallet: boolean;
 }
+
+/**
+ * How long the previous secret keeps working after a rotation (decision 0040). Its end is written in
+ * its retired_at at the rotation: a secret is valid while retired_at is null or still ahead of the
+ * real clock, never the sandbox clock, which an operator may move by days.
+ */
+export const SECRET_OVERLAP_MS = 24 * 3_600_000;
 
 /**
  * Partner secrets are stored encrypted (secret_enc, see src/secrets/secret-box.ts) and decrypted
@@ -48,16 +60,18 @@ export async function findPartner(
   db: Conn,
   id: string,
   box?: SecretBox,
+  now: Date = new Date(),
 ): Promise<PartnerWithSecrets | undefined> {
   const partner = await db.selectFrom('partners').selectAll().where('id', '=', id).executeTakeFirst();
   if (!partner) return undefined;
   const secrets = await db
     .selectFrom('partner_secrets')
-    .select(['partner_id', 'secret', 'secret_enc'])
+    .select(['partner_id', 'secret', 'secret_enc', 'retired_at'])
     .where('partner_id', '=', id)
-    .where('retired_at', 'is', null)
+    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', now)]))
     .orderBy('id', 'desc')
     .execute();
+  const ends = secrets.flatMap((s) => (s.retired_at ? [s.retired_at.getTime()] : []));
   const wallet = await db
     .selectFrom('wallets')
     .select('partner_id')
@@ -67,6 +81,7 @@ export async function findPartner(
   return {
     ...partner,
     secrets: secrets.map((s) => openSecretRow(ring!, s)),
+    secretsChangeAt: ends.length > 0 ? new Date(Math.min(...ends)) : null,
     hasWallet: wallet !== undefined,
   };
 }
@@ -161,24 +176,70 @@ export async function sealSecretRow(trx: Transaction<DB>, id: number, secretEnc:
     .execute();
 }
 
-/** Retire every active secret but the newest; returns how many were retired. */
-export async function retireOldSecrets(trx: Transaction<DB>, partnerId: string, at: Date): Promise<number> {
-  const newest = await trx
+/**
+ * The partner's valid secrets (retired_at null or ahead of `now`), newest first, locked. The partner
+ * row is locked first: two rotations of one partner take turns, and the second sees the first's new
+ * secret.
+ */
+async function lockValidSecrets(trx: Transaction<DB>, partnerId: string, now: Date) {
+  await trx.selectFrom('partners').select('id').where('id', '=', partnerId).forUpdate().execute();
+  return trx
     .selectFrom('partner_secrets')
-    .select('id')
+    .select(['id', 'retired_at'])
     .where('partner_id', '=', partnerId)
-    .where('retired_at', 'is', null)
+    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', now)]))
     .orderBy('id', 'desc')
-    .executeTakeFirst();
-  if (!newest) return 0;
-  const res = await trx
+    .forUpdate()
+    .execute();
+}
+
+/**
+ * A rotation (decision 0040): every valid secret but the newest is retired now, the newest stays
+ * valid until `now` + SECRET_OVERLAP_MS, and `secret` becomes the newest. `now` is the real clock.
+ */
+export async function rotateSecretRows(
+  trx: Transaction<DB>,
+  partnerId: string,
+  secret: string,
+  at: { created: Date; now: Date },
+  box: SecretBox,
+): Promise<void> {
+  const [newest, ...older] = await lockValidSecrets(trx, partnerId, at.now);
+  if (older.length > 0) {
+    await trx
+      .updateTable('partner_secrets')
+      .set({ retired_at: at.now })
+      .where(
+        'id',
+        'in',
+        older.map((s) => s.id),
+      )
+      .execute();
+  }
+  if (newest) {
+    await trx
+      .updateTable('partner_secrets')
+      .set({ retired_at: new Date(at.now.getTime() + SECRET_OVERLAP_MS) })
+      .where('id', '=', newest.id)
+      .execute();
+  }
+  await addSecret(trx, partnerId, secret, at.created, box);
+}
+
+/** Retires every valid secret but the newest, as of `now` (the real clock); returns how many. */
+export async function retireOldSecrets(trx: Transaction<DB>, partnerId: string, now: Date): Promise<number> {
+  const [, ...older] = await lockValidSecrets(trx, partnerId, now);
+  if (older.length === 0) return 0;
+  await trx
     .updateTable('partner_secrets')
-    .set({ retired_at: at })
-    .where('partner_id', '=', partnerId)
-    .where('retired_at', 'is', null)
-    .where('id', '<>', newest.id)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows);
+    .set({ retired_at: now })
+    .where(
+      'id',
+      'in',
+      older.map((s) => s.id),
+    )
+    .execute();
+  return older.length;
 }
 
 /** What the operator may change on a partner. */

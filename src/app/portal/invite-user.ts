@@ -1,0 +1,94 @@
+import { badRequest, conflict, notFound } from '../../domain/errors.ts';
+import { partnerExists } from '../../db/repos/partners.ts';
+import { insertInvitation, revokeInvitations } from '../../db/repos/portal-invitations.ts';
+import { findUserByEmail, insertUser, setUserRole } from '../../db/repos/users.ts';
+import type { PortalRole } from '../../db/schema.ts';
+import { tokenHash } from '../../secrets/secret-box.ts';
+import { audit } from '../admin/operators.ts';
+import type { Services } from '../services.ts';
+import { asUser } from './actor.ts';
+import { PORTAL_ROLES, requireArea, type PortalUser } from './roles.ts';
+
+/** How long an invitation link works, by the real clock (decision 0037). */
+export const INVITATION_MS = 72 * 3_600_000;
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export interface Invitation {
+  id: string;
+  email: string;
+  role: PortalRole;
+  invitation_url: string;
+}
+
+/**
+ * Invites a person to a partner's portal with a role: a user without a password, and a link valid
+ * 72 h and once that sets it. The link is in the answer only: never stored (only its SHA-256), never
+ * logged, never in the audit entry. Inviting again an address of the same partner that has not set
+ * its password yet replaces its link and role; any other address already in use is refused, since an
+ * address is one user of one partner across the service.
+ */
+export async function inviteUser(
+  svc: Services,
+  partnerId: string,
+  input: { email: string; role: string },
+): Promise<Invitation> {
+  const email = input.email.trim();
+  if (email.length > 254 || !EMAIL.test(email)) {
+    throw badRequest('email must be an address like name@example.com');
+  }
+  const role = PORTAL_ROLES.find((r) => r === input.role);
+  if (!role) throw badRequest(`role must be one of: ${PORTAL_ROLES.join(', ')}`);
+  const token = Buffer.from(svc.randomBytes(32)).toString('base64url');
+  const at = new Date(await svc.clock.now());
+  const now = new Date();
+  const id = await svc.db
+    .transaction()
+    .execute(async (trx) => {
+      if (!(await partnerExists(trx, partnerId))) throw notFound('Partner not found');
+      const existing = await findUserByEmail(trx, email, { forUpdate: true });
+      let userId: string;
+      if (existing) {
+        const pending =
+          existing.partner_id === partnerId && existing.password_hash === null && !existing.disabled_at;
+        if (!pending) throw conflict(`A portal user with the email ${email} exists already`);
+        userId = existing.id;
+        await revokeInvitations(trx, userId, now);
+        await setUserRole(trx, userId, role);
+      } else {
+        userId = `usr_${Buffer.from(svc.randomBytes(8)).toString('hex')}`;
+        await insertUser(trx, { id: userId, partnerId, email, role, at });
+      }
+      await insertInvitation(trx, {
+        tokenSha256: tokenHash(token),
+        userId,
+        at: now,
+        expiresAt: new Date(now.getTime() + INVITATION_MS),
+      });
+      await audit(trx, {
+        action: 'partner.invite_user',
+        target: partnerId,
+        after: { user_id: userId, email, role, again: existing !== undefined },
+        at,
+      });
+      return userId;
+    })
+    .catch((err: unknown) => {
+      // Two invitations of one new address at once: the unique index lets one through.
+      if ((err as { code?: string }).code === '23505') {
+        throw conflict(`A portal user with the email ${email} exists already`);
+      }
+      throw err;
+    });
+  return { id, email, role, invitation_url: `${svc.config.publicBaseUrl}/portal/invitations/${token}` };
+}
+
+/** An owner invites a colleague to its own partner (Team). */
+export async function inviteTeamUser(
+  svc: Services,
+  user: PortalUser,
+  input: { email: string; role: string },
+): Promise<Invitation> {
+  requireArea(user, 'team');
+  return asUser(user, () => inviteUser(svc, user.partnerId, input));
+}

@@ -1,0 +1,108 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { DB, PortalRole, PortalUsersTable } from '../schema.ts';
+
+type Conn = Kysely<DB> | Transaction<DB>;
+export type UserRow = Selectable<PortalUsersTable>;
+
+/**
+ * What a session or an invitation reads of its user (joined as `u`) and the user's partner (as `p`):
+ * who, and whether either is disabled.
+ */
+export const USER_AND_PARTNER = [
+  'u.id as user_id',
+  'u.email',
+  'u.role',
+  'u.partner_id',
+  'u.disabled_at',
+  'p.name as partner_name',
+  'p.disabled as partner_disabled',
+] as const;
+
+/** A partner's portal users (migration 16). Addresses are unique compared lowercased. */
+export async function insertUser(
+  db: Conn,
+  u: { id: string; partnerId: string; email: string; role: PortalRole; at: Date },
+): Promise<UserRow> {
+  return db
+    .insertInto('portal_users')
+    .values({
+      id: u.id,
+      partner_id: u.partnerId,
+      email: u.email,
+      role: u.role,
+      password_hash: null,
+      created_at: u.at,
+      disabled_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The user with this address (any case), locked when `forUpdate`. */
+export async function findUserByEmail(
+  db: Conn,
+  email: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<UserRow | undefined> {
+  const q = db
+    .selectFrom('portal_users')
+    .selectAll()
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase());
+  return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
+}
+
+/** A user of one partner: another partner's user is not found. */
+export async function findPartnerUser(db: Conn, partnerId: string, id: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('portal_users')
+    .selectAll()
+    .where('id', '=', id)
+    .where('partner_id', '=', partnerId)
+    .executeTakeFirst();
+}
+
+/** The user and whether it and its partner are enabled, for signing in. */
+export async function findUserForSignIn(db: Conn, email: string) {
+  return db
+    .selectFrom('portal_users as u')
+    .innerJoin('partners as p', 'p.id', 'u.partner_id')
+    .select(['u.password_hash', ...USER_AND_PARTNER])
+    .where(sql<string>`lower(u.email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+export async function listPartnerUsers(db: Conn, partnerId: string): Promise<UserRow[]> {
+  return db
+    .selectFrom('portal_users')
+    .selectAll()
+    .where('partner_id', '=', partnerId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function setUserPassword(db: Conn, id: string, passwordHash: string): Promise<void> {
+  await db.updateTable('portal_users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+}
+
+/** A user invited again before accepting gets the role of the new invitation. */
+export async function setUserRole(db: Conn, id: string, role: PortalRole): Promise<void> {
+  await db.updateTable('portal_users').set({ role }).where('id', '=', id).execute();
+}
+
+/** Disables an enabled user of the partner; undefined when there is none to disable. */
+export async function disableUser(
+  db: Conn,
+  partnerId: string,
+  id: string,
+  at: Date,
+): Promise<UserRow | undefined> {
+  return db
+    .updateTable('portal_users')
+    .set({ disabled_at: at })
+    .where('id', '=', id)
+    .where('partner_id', '=', partnerId)
+    .where('disabled_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -1,0 +1,109 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { readDevelopers } from '../app/portal/read-developers.ts';
+import { retireSecret } from '../app/portal/retire-secret.ts';
+import { rotateSecret } from '../app/portal/rotate-secret.ts';
+import { saveWebhook } from '../app/portal/save-webhook.ts';
+import { sendTestEvent } from '../app/portal/send-test-event.ts';
+import type { Services } from '../app/services.ts';
+import { WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
+import type { App } from '../http/typed.ts';
+import { unlessRefused, userOf, type Render } from './web.ts';
+
+const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
+/** A group of checkboxes: absent, one value, or several. */
+const Checks = Type.Optional(
+  Type.Union([Type.String({ maxLength: 20 }), Type.Array(Type.String({ maxLength: 20 }), { maxItems: 10 })]),
+);
+const Csrf = { _csrf: Text() };
+
+/** Developers: the partner id, the secret's rotation, the webhook and its last deliveries. */
+export async function developerPages(app: App, svc: Services, render: Render): Promise<void> {
+  const show = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    extra: Record<string, unknown> = {},
+    status = 200,
+  ) => {
+    const dev = await readDevelopers(svc, userOf(req));
+    return render(
+      req,
+      reply,
+      'developers',
+      {
+        title: 'Developers',
+        current: 'developers',
+        dev,
+        events: WEBHOOK_EVENT_STATUSES,
+        webhook: { url: dev.webhook_url ?? '', events: dev.webhook_events as readonly string[] },
+        ...extra,
+      },
+      status,
+    );
+  };
+
+  app.get('/developers', { schema: { querystring: Type.Object({ done: Text(40) }) } }, async (req, reply) =>
+    show(req, reply),
+  );
+
+  // The new secret is on this answer only (never in a URL, never stored in clear): no redirect.
+  app.post('/developers/secrets', { schema: { body: Type.Object(Csrf) } }, async (req, reply) =>
+    unlessRefused(
+      async () => {
+        const user = userOf(req);
+        const { secret } = await rotateSecret(svc, user);
+        return render(
+          req,
+          reply,
+          'secret',
+          { title: 'New secret', current: 'developers', partnerId: user.partnerId, secret },
+          201,
+        );
+      },
+      (r) => show(req, reply, { error: r.message }, r.status),
+    ),
+  );
+
+  app.post('/developers/secrets/retire', { schema: { body: Type.Object(Csrf) } }, async (req, reply) =>
+    unlessRefused(
+      async () => {
+        await retireSecret(svc, userOf(req));
+        return reply.redirect('/portal/developers?done=retired', 303);
+      },
+      (r) => show(req, reply, { error: r.message }, r.status),
+    ),
+  );
+
+  app.post(
+    '/developers/webhook',
+    { schema: { body: Type.Object({ ...Csrf, webhook_url: Text(2048), events: Checks }) } },
+    async (req, reply) => {
+      const url = req.body.webhook_url ?? '';
+      const ticked = req.body.events;
+      const events = typeof ticked === 'string' ? [ticked] : (ticked ?? []);
+      return unlessRefused(
+        async () => {
+          await saveWebhook(svc, userOf(req), { url, events });
+          return reply.redirect('/portal/developers?done=webhook-saved#webhook', 303);
+        },
+        // What was typed stays in the form, beside the reason.
+        (r) => show(req, reply, { webhookError: r.message, webhook: { url, events } }, r.status),
+      );
+    },
+  );
+
+  // The attempt's outcome is shown on this answer (it is not one of the order deliveries below).
+  app.post('/developers/webhook-test', { schema: { body: Type.Object(Csrf) } }, async (req, reply) =>
+    unlessRefused(
+      async () => {
+        const test = await sendTestEvent(svc, userOf(req));
+        return show(req, reply, {
+          test,
+          notice: test.delivered ? 'The test event was delivered.' : undefined,
+          error: test.delivered ? undefined : `The test event was not delivered: ${test.error}.`,
+        });
+      },
+      (r) => show(req, reply, { error: r.message }, r.status),
+    ),
+  );
+}

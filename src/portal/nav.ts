@@ -1,0 +1,15 @@
+import { mayOpen, type PortalArea } from '../app/portal/roles.ts';
+import type { PortalRole } from '../db/schema.ts';
+
+/**
+ * The portal's navigation, in order; each link is shown to the roles that open its area
+ * (src/app/portal/roles.ts). A page is one line here.
+ */
+export const NAV: readonly { area: PortalArea; label: string; href: string }[] = [
+  { area: 'orders', label: 'Orders', href: '/portal/orders' },
+  { area: 'wallet', label: 'Wallet', href: '/portal/wallet' },
+  { area: 'developers', label: 'Developers', href: '/portal/developers' },
+  { area: 'team', label: 'Team', href: '/portal/team' },
+];
+
+export const navFor = (role: PortalRole) => NAV.filter((link) => mayOpen(role, link.area));

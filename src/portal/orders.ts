@@ -1,0 +1,136 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { downloadPolicy } from '../app/portal/download-policy.ts';
+import { findOrders } from '../app/portal/find-orders.ts';
+import { readOrder } from '../app/portal/read-order.ts';
+import { resendWebhook } from '../app/portal/resend-webhook.ts';
+import type { Services } from '../app/services.ts';
+import { ORDER_STATUSES } from '../domain/order-state.ts';
+import type { App } from '../http/typed.ts';
+import { PRODUCTS } from '../products/registry.ts';
+import { fromHtmx, given, NOTICES, queryOf, unlessRefused, userOf, type Render } from './web.ts';
+
+const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
+const ListQuery = Type.Object({
+  q: Text(),
+  status: Text(20),
+  product: Text(40),
+  from: Text(10),
+  to: Text(10),
+  cursor: Text(),
+});
+const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const PAGE = 25;
+
+/** Orders: search and filters with paging; an order's page with its history, policies and webhooks. */
+export async function orderPages(app: App, svc: Services, render: Render): Promise<void> {
+  app.get('/orders', { schema: { querystring: ListQuery } }, async (req, reply) => {
+    const user = userOf(req);
+    const filters = {
+      q: given(req.query.q),
+      status: given(req.query.status),
+      product: given(req.query.product),
+      from: given(req.query.from),
+      to: given(req.query.to),
+    };
+    const defined = Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined));
+    const cursor = given(req.query.cursor);
+    if (fromHtmx(req)) reply.header('hx-push-url', `/portal/orders${queryOf({ ...filters, cursor })}`);
+    const base = {
+      title: 'Orders',
+      current: 'orders',
+      filters,
+      statuses: ORDER_STATUSES,
+      products: PRODUCTS,
+      firstPage: cursor ? `/portal/orders${queryOf(filters)}` : null,
+    };
+    return unlessRefused(
+      async () => {
+        const page = await findOrders(svc, user, { ...defined, limit: PAGE, ...(cursor ? { cursor } : {}) });
+        const next = page.next_cursor
+          ? `/portal/orders${queryOf({ ...filters, cursor: page.next_cursor })}`
+          : null;
+        return render(req, reply, 'orders', { ...base, orders: page.orders, next });
+      },
+      (r) => render(req, reply, 'orders', { ...base, orders: [], next: null, error: r.message }, r.status),
+    );
+  });
+
+  const showOrder = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    id: string,
+    extra: Record<string, unknown> = {},
+    status = 200,
+  ) => {
+    const order = await readOrder(svc, userOf(req), id);
+    return render(
+      req,
+      reply,
+      'order',
+      { title: `Order ${order.id}`, current: 'orders', order, ...extra },
+      status,
+    );
+  };
+
+  app.get(
+    '/orders/:id',
+    { schema: { params: Id, querystring: Type.Object({ done: Text(40) }) } },
+    async (req, reply) => showOrder(req, reply, req.params.id),
+  );
+
+  app.get(
+    '/orders/:id/policy/:idx',
+    {
+      schema: {
+        params: Type.Object({
+          id: Type.String({ maxLength: 64 }),
+          idx: Type.String({ pattern: '^[0-9]{1,2}$' }),
+        }),
+      },
+    },
+    async (req, reply) => {
+      const got = await downloadPolicy(svc, userOf(req), req.params.id, Number(req.params.idx));
+      if ('cancelled' in got) {
+        return render(
+          req,
+          reply,
+          'error',
+          { title: 'Policy cancelled', message: 'Policy cancelled: the order was refunded.' },
+          410,
+        );
+      }
+      return reply
+        .type('application/pdf')
+        .header('content-disposition', `attachment; filename="${got.fileName}"`)
+        .send(Buffer.from(got.pdf));
+    },
+  );
+
+  // Back to the page the button was on: the order's, or the deliveries of Developers.
+  const RETURN = new Map([['developers', '/portal/developers#deliveries']]);
+  app.post(
+    '/orders/:id/resend',
+    { schema: { params: Id, body: Type.Object({ _csrf: Text(), return: Text(20) }) } },
+    async (req, reply) => {
+      const id = req.params.id;
+      const back = RETURN.get(req.body.return ?? '');
+      return unlessRefused(
+        async () => {
+          const result = await resendWebhook(svc, userOf(req), id);
+          const done = result.delivered ? 'resend-delivered' : 'resend-failed';
+          if (back) return reply.redirect(back.replace('#', `?done=${done}#`), 303);
+          // htmx swaps the page's main part in place; a plain form gets the page again by GET.
+          if (fromHtmx(req)) return showOrder(req, reply, id, { notice: NOTICES.get(done) });
+          return reply.redirect(`/portal/orders/${encodeURIComponent(id)}?done=${done}`, 303);
+        },
+        // The refusal on the order's page; on an error page when the page itself is refused.
+        (r) =>
+          unlessRefused(
+            () => showOrder(req, reply, id, { error: r.message }, r.status),
+            () => render(req, reply, 'error', { title: 'Refused', message: r.message }, r.status),
+          ),
+      );
+    },
+  );
+}

@@ -1,0 +1,328 @@
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyCookie from '@fastify/cookie';
+import fastifyCsrfProtection from '@fastify/csrf-protection';
+import fastifyFormbody from '@fastify/formbody';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyStatic from '@fastify/static';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import fastifyView from '@fastify/view';
+import { Type } from '@sinclair/typebox';
+import { Eta } from 'eta';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { acceptInvitation } from '../app/portal/accept-invitation.ts';
+import { INVALID_INVITATION, readInvitation } from '../app/portal/read-invitation.ts';
+import { PORTAL_ROLES, ROLE_TEXT } from '../app/portal/roles.ts';
+import { portalSessionFor } from '../app/portal/session.ts';
+import { signIn } from '../app/portal/sign-in.ts';
+import { signOut } from '../app/portal/sign-out.ts';
+import { MIN_PASSWORD_LENGTH } from '../app/portal/password.ts';
+import type { Services } from '../app/services.ts';
+import { DomainError } from '../domain/errors.ts';
+import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
+import type { App } from '../http/typed.ts';
+import { navFor } from './nav.ts';
+import { orderPages } from './orders.ts';
+import { developerPages } from './developers.ts';
+import { teamPages } from './team.ts';
+import { walletPages } from './wallet.ts';
+import { notice, statusOf, unlessRefused, type Render } from './web.ts';
+
+/**
+ * The partner portal (decision 0037): a partner's own people at /portal, server-rendered like the
+ * console (eta templates, htmx for partial updates, every page working without it), on the
+ * maintained plugins: @fastify/helmet for the security headers, @fastify/csrf-protection for the
+ * tokens of every state-changing request, @fastify/static for the stylesheet and htmx. A session is a
+ * random id in an HttpOnly, SameSite=Strict cookie (Path=/portal, Secure behind https); every POST of a
+ * session carries its CSRF token (a hidden field, or the X-CSRF-Token header htmx sends) and every POST
+ * comes from this origin, or it is refused with 403 before anything runs.
+ */
+export const COOKIE = 'polita_portal';
+const HTMX_DIR = dirname(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js'));
+/** The console's stylesheet, which the portal wears under its own colours (static/portal.css). */
+const CONSOLE_STATIC_DIR = fileURLToPath(new URL('../console/static/', import.meta.url));
+
+/** Paths a visitor without a session may open. */
+const isPublic = (path: string) =>
+  path === '/portal/sign-in' || path.startsWith('/portal/invitations/') || path.startsWith('/portal/static/');
+
+/** A hook sees every route's body and query as unknown: a form's fields are read only from an object. */
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+/**
+ * @fastify/csrf-protection's session mode reads its secret from `request.session`: the portal's own
+ * session (a row of portal_sessions) is put there, so tokens are bound to the session and checked
+ * alike on every instance. Nothing else in the service uses `request.session`.
+ */
+const setCsrfSecret = (req: FastifyRequest, secret: string) => {
+  (req as unknown as { session: { _csrf: string } }).session = { _csrf: secret };
+};
+
+export async function portalRoutes(app: App, svc: Services): Promise<void> {
+  await app.register(
+    async (scope) => {
+      const p = scope.withTypeProvider<TypeBoxTypeProvider>();
+      await p.register(fastifyHelmet, {
+        // The console's policy: only what the service serves, no frames, no inline script or style.
+        contentSecurityPolicy: {
+          useDefaults: false,
+          directives: {
+            defaultSrc: ["'none'"],
+            scriptSrc: ["'self'"],
+            styleSrc: ["'self'"],
+            imgSrc: ["'self'", 'data:'],
+            connectSrc: ["'self'"],
+            formAction: ["'self'"],
+            frameAncestors: ["'none'"],
+            baseUri: ["'none'"],
+          },
+        },
+        frameguard: { action: 'deny' },
+        referrerPolicy: { policy: 'same-origin' },
+        // Whether the origin is https-only is for whoever terminates TLS to say, for /v1 as well.
+        strictTransportSecurity: false,
+      });
+      await p.register(fastifyCookie);
+      await p.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
+      await p.register(fastifyCsrfProtection, { sessionPlugin: '@fastify/session' });
+      await p.register(fastifyStatic, {
+        root: fileURLToPath(new URL('./static/', import.meta.url)),
+        prefix: '/static/',
+        // One route per file found at start: any other path under /static is the portal's 404.
+        wildcard: false,
+        index: false,
+        maxAge: 3_600_000,
+      });
+      await p.register(fastifyView, {
+        engine: { eta: new Eta({ autoEscape: true, autoTrim: false }) },
+        root: fileURLToPath(new URL('./views/', import.meta.url)),
+        production: true,
+        defaultContext: { f: formats, sandbox: svc.config.sandbox },
+      });
+
+      // Pages, not API: the portal is no part of the API document.
+      p.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, hide: true };
+      });
+
+      const secure = (req: FastifyRequest) =>
+        req.protocol === 'https' ||
+        String(req.headers['x-forwarded-proto'] ?? '')
+          .split(',')[0]!
+          .trim() === 'https' ||
+        svc.config.publicBaseUrl.startsWith('https:');
+      const cookieOptions = (req: FastifyRequest) => ({
+        path: '/portal',
+        httpOnly: true,
+        sameSite: 'strict' as const,
+        secure: secure(req),
+      });
+
+      const render: Render = async (req, reply, view, data, status = 200) => {
+        const session = req.portalSession;
+        const html = await reply.viewAsync(view, {
+          user: session?.user,
+          nav: session ? navFor(session.user.role) : [],
+          csrfToken: session ? reply.generateCsrf() : '',
+          path: req.url.split('?')[0],
+          notice: notice(isRecord(req.query) ? req.query.done : undefined),
+          ...data,
+        });
+        return reply.code(status).type('text/html; charset=utf-8').send(html);
+      };
+
+      p.addHook('onRequest', async (req, reply) => {
+        const path = req.url.split('?')[0]!;
+        if (path.startsWith('/portal/static/')) return;
+        // Pages hold the partner's data: never kept by the browser or a proxy.
+        reply.header('cache-control', 'no-store');
+        const session = await portalSessionFor(svc, req.cookies[COOKIE]);
+        if (session) {
+          req.portalSession = session;
+          setCsrfSecret(req, session.csrfSecret);
+          return;
+        }
+        if (isPublic(path)) return;
+        if (req.method === 'GET' || req.method === 'HEAD') {
+          if (req.headers['hx-request'] === 'true') {
+            return reply.header('hx-redirect', '/portal/sign-in').code(204).send();
+          }
+          return reply.redirect('/portal/sign-in', 303);
+        }
+        return refuse(
+          req,
+          reply,
+          403,
+          'Your session has ended: sign in again, then repeat what you were doing.',
+        );
+      });
+
+      // A POST from another origin is refused outright; with a session it must also carry the
+      // session's CSRF token. Checked before validation, so a forged request changes nothing and
+      // learns nothing about the form.
+      p.addHook('preValidation', (req, reply, done) => {
+        if (req.method !== 'POST') return done();
+        const origin = req.headers.origin;
+        if (origin !== undefined && !sameSite(req, origin)) {
+          void refuse(req, reply, 403, 'This request came from another site: the portal refuses it.');
+          return;
+        }
+        const bad = findBadText(req.body, 'form');
+        const guard = () => {
+          if (bad) return void refuse(req, reply, 400, `${bad.replace(/^form\//, '')} ${BAD_TEXT}`);
+          done();
+        };
+        if (!req.portalSession) return guard(); // sign-in and invitations: no session yet
+        p.csrfProtection(req, reply, guard);
+      });
+
+      /** Whether an Origin header names this service (as reached directly, through a proxy, or as configured). */
+      const ownHost = new URL(svc.config.publicBaseUrl).host;
+      function sameSite(req: FastifyRequest, origin: string): boolean {
+        let host: string;
+        try {
+          host = new URL(origin).host;
+        } catch {
+          return false; // "null" (a sandboxed frame, a data: page) or garbage
+        }
+        if (!host) return false;
+        const forwarded = String(req.headers['x-forwarded-host'] ?? '')
+          .split(',')[0]!
+          .trim();
+        return host === req.headers.host || host === forwarded || host === ownHost;
+      }
+
+      async function refuse(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {
+        return render(req, reply, 'error', { title: 'Refused', message }, status);
+      }
+
+      p.setErrorHandler(
+        async (err: Error & { validation?: unknown; statusCode?: number; code?: string }, req, reply) => {
+          if (err instanceof DomainError) return refuse(req, reply, statusOf(err), err.reason);
+          if (err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET') {
+            return refuse(
+              req,
+              reply,
+              403,
+              'This form did not carry the portal’s security token (CSRF), so nothing was done. Reload the page and try again.',
+            );
+          }
+          if (err.validation) return refuse(req, reply, 400, err.message);
+          const status = err.statusCode ?? 500;
+          if (status === 413) return refuse(req, reply, 413, 'The form is larger than 64 KiB.');
+          if (status >= 400 && status < 500) return refuse(req, reply, status, err.message);
+          req.log.error({ err }, 'portal: unexpected failure');
+          return refuse(
+            req,
+            reply,
+            500,
+            `Something went wrong; quote request id ${req.id} to the operator of the service.`,
+          );
+        },
+      );
+      p.setNotFoundHandler(async (req, reply) =>
+        refuse(req, reply, 404, `There is no portal page at ${req.url.split('?')[0]}.`),
+      );
+
+      for (const [file, dir] of [
+        ['htmx.min.js', HTMX_DIR],
+        ['console.css', CONSOLE_STATIC_DIR],
+      ] as const) {
+        p.get(`/static/${file}`, async (_req, reply) =>
+          reply.header('cache-control', 'public, max-age=3600').sendFile(file, dir),
+        );
+      }
+
+      /** The first page the user's role opens: where signing in and /portal lead. */
+      const home = (req: FastifyRequest) => navFor(req.portalSession!.user.role)[0]?.href ?? '/portal/orders';
+
+      p.get('/', async (req, reply) => reply.redirect(home(req), 303));
+
+      const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
+
+      p.get('/sign-in', { schema: { querystring: Type.Object({ done: Text(40) }) } }, async (req, reply) => {
+        if (req.portalSession) return reply.redirect(home(req), 303);
+        return render(req, reply, 'sign-in', { title: 'Sign in', email: '' });
+      });
+
+      p.post(
+        '/sign-in',
+        { schema: { body: Type.Object({ email: Text(500), password: Text(500) }) } },
+        async (req, reply) => {
+          const email = req.body.email ?? '';
+          const result = await signIn(svc, { email, password: req.body.password ?? '', address: req.ip });
+          if (!result.ok) {
+            if (result.retryAfterSeconds) reply.header('retry-after', result.retryAfterSeconds);
+            return render(
+              req,
+              reply,
+              'sign-in',
+              { title: 'Sign in', email, error: result.message },
+              result.status,
+            );
+          }
+          reply.setCookie(COOKIE, result.sessionId, cookieOptions(req));
+          req.portalSession = result.session;
+          return reply.redirect(home(req), 303);
+        },
+      );
+
+      p.post('/sign-out', async (req, reply) => {
+        await signOut(svc, req.cookies[COOKIE], req.portalSession!.user);
+        reply.clearCookie(COOKIE, cookieOptions(req));
+        return reply.redirect('/portal/sign-in?done=signed-out', 303);
+      });
+
+      // The token is in the path: these routes log nothing below warn, so not even LOG_LEVEL=debug's
+      // request lines write it (decision 0037).
+      const Token = Type.Object({ token: Type.String({ maxLength: 100 }) });
+      const invitationPage = { title: 'Set your password', minLength: MIN_PASSWORD_LENGTH };
+      p.get('/invitations/:token', { logLevel: 'warn', schema: { params: Token } }, async (req, reply) => {
+        const invitation = await readInvitation(svc, req.params.token);
+        if (!invitation) return refuse(req, reply, 404, INVALID_INVITATION);
+        return render(req, reply, 'invitation', { ...invitationPage, invitation });
+      });
+
+      p.post(
+        '/invitations/:token',
+        { logLevel: 'warn', schema: { params: Token, body: Type.Object({ password: Text(1000) }) } },
+        async (req, reply) =>
+          unlessRefused(
+            async () => {
+              const opened = await acceptInvitation(svc, req.params.token, req.body.password ?? '');
+              reply.setCookie(COOKIE, opened.sessionId, cookieOptions(req));
+              req.portalSession = opened.session;
+              return reply.redirect(home(req), 303);
+            },
+            async (r) => {
+              const invitation = await readInvitation(svc, req.params.token);
+              if (!invitation) return refuse(req, reply, 404, INVALID_INVITATION);
+              return render(
+                req,
+                reply,
+                'invitation',
+                { ...invitationPage, invitation, error: r.message },
+                r.status,
+              );
+            },
+          ),
+      );
+
+      const context = { roles: PORTAL_ROLES, roleText: ROLE_TEXT };
+      await orderPages(p, svc, render);
+      await walletPages(p, svc, render);
+      await developerPages(p, svc, render);
+      await teamPages(p, svc, render, context);
+    },
+    { prefix: '/portal' },
+  );
+}
+
+/** Formatting the templates share. */
+const formats = {
+  /** An amount in MDL with two decimals. */
+  mdl: (n: number) => `${n.toFixed(2)} MDL`,
+  /** An ISO-8601 local time as `2026-09-30 14:05:09`. */
+  when: (iso: string | null | undefined) => (iso ? iso.slice(0, 19).replace('T', ' ') : ''),
+};

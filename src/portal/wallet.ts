@@ -1,0 +1,74 @@
+import { Type } from '@sinclair/typebox';
+import { exportStatement } from '../app/portal/export-statement.ts';
+import { readWallet } from '../app/portal/read-wallet.ts';
+import type { Services } from '../app/services.ts';
+import type { App } from '../http/typed.ts';
+import { fromHtmx, given, queryOf, unlessRefused, userOf, type Render } from './web.ts';
+
+const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
+const PAGE = 25;
+
+/** Wallet: the balances, the ledger of a period with paging, and the period's statement as CSV. */
+export async function walletPages(app: App, svc: Services, render: Render): Promise<void> {
+  app.get(
+    '/wallet',
+    { schema: { querystring: Type.Object({ from: Text(10), to: Text(10), cursor: Text(20) }) } },
+    async (req, reply) => {
+      const user = userOf(req);
+      const asked = { from: given(req.query.from), to: given(req.query.to) };
+      const cursor = given(req.query.cursor);
+      if (fromHtmx(req)) reply.header('hx-push-url', `/portal/wallet${queryOf({ ...asked, cursor })}`);
+      const base = { title: 'Wallet', current: 'wallet' };
+      return unlessRefused(
+        async () => {
+          const { period, wallet } = await readWallet(svc, user, {
+            ...(asked.from ? { from: asked.from } : {}),
+            ...(asked.to ? { to: asked.to } : {}),
+            ...(cursor ? { cursor } : {}),
+            limit: PAGE,
+          });
+          return render(req, reply, 'wallet', {
+            ...base,
+            period,
+            wallet,
+            csv: `/portal/wallet/statement.csv${queryOf(period)}`,
+            firstPage: cursor ? `/portal/wallet${queryOf(period)}` : null,
+            next: wallet?.next_cursor
+              ? `/portal/wallet${queryOf({ ...period, cursor: wallet.next_cursor })}`
+              : null,
+          });
+        },
+        (r) =>
+          render(
+            req,
+            reply,
+            'wallet',
+            {
+              ...base,
+              period: { from: asked.from ?? '', to: asked.to ?? '' },
+              wallet: null,
+              error: r.message,
+            },
+            r.status,
+          ),
+      );
+    },
+  );
+
+  app.get(
+    '/wallet/statement.csv',
+    { schema: { querystring: Type.Object({ from: Text(10), to: Text(10) }) } },
+    async (req, reply) => {
+      const asked = { from: given(req.query.from), to: given(req.query.to) };
+      const { from, to, csv } = await exportStatement(svc, userOf(req), {
+        ...(asked.from ? { from: asked.from } : {}),
+        ...(asked.to ? { to: asked.to } : {}),
+      });
+      const partner = userOf(req).partnerId.replace(/[^a-z0-9_-]/gi, '');
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="statement-${partner}-${from}-${to}.csv"`)
+        .send(csv);
+    },
+  );
+}
