@@ -4,6 +4,8 @@ import { creditPartnerWallet } from '../app/admin/credit-wallet.ts';
 import { ledgerCsv, listPartners, partnerWallet } from '../app/admin/directory.ts';
 import * as partners from '../app/admin/partners.ts';
 import { sendTestEvent } from '../app/deliver-webhook.ts';
+import { inviteUser } from '../app/portal/invite-user.ts';
+import { PORTAL_ROLES } from '../app/portal/roles.ts';
 import type { Services } from '../app/services.ts';
 import { badRequest, DomainError } from '../domain/errors.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
@@ -153,6 +155,8 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
         olderLedger: wallet?.next_cursor ? `${self}${queryOf({ cursor: wallet.next_cursor })}#ledger` : null,
         newestLedger: cursor ? `${self}#ledger` : null,
         credit: { wallet: 'online', amount: '', reference: '' },
+        portalRoles: PORTAL_ROLES,
+        invite: { email: '', role: 'owner' },
         ...extra,
       },
       status,
@@ -296,6 +300,40 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       return showPartner(req, reply, id, { error: r.message }, r.status);
     }
   });
+  // A portal invitation's link is shown once, on this answer: no redirect, never in a URL or a log.
+  app.post(
+    '/partners/:id/users',
+    { schema: { params: Id, body: Type.Object({ ...Csrf, email: Text(254), role: Text(20) }) } },
+    async (req, reply) => {
+      const id = req.params.id;
+      try {
+        requireRole(req, 'POST', `/admin/partners/${id}/users`, 'invite portal users');
+        const partner = await partners.getPartner(svc, id);
+        const invitation = await inviteUser(svc, id, {
+          email: req.body.email ?? '',
+          role: req.body.role ?? '',
+        });
+        return render(
+          req,
+          reply,
+          'invitation',
+          {
+            title: 'Portal invitation',
+            nav: 'partners',
+            partnerId: id,
+            partnerName: partner.name,
+            invitation,
+          },
+          201,
+        );
+      } catch (e) {
+        if (!(e instanceof DomainError)) throw e;
+        const r = refusal(e)!;
+        const kept = { invite: { email: req.body.email ?? '', role: req.body.role ?? '' } };
+        return showPartner(req, reply, id, { error: r.message, ...kept }, r.status);
+      }
+    },
+  );
 }
 
 /** The named form fields as strings ('' when absent or not a string). */

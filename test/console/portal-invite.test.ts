@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOperator } from '../../src/app/admin/operators.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+
+/** The operator invites a partner's first portal owner from the console: the link is shown once. */
+let h: Harness;
+let cookie: string;
+beforeAll(async () => {
+  h = await startHarness();
+  cookie = await signIn(h.adminToken);
+});
+afterAll(() => h?.close());
+
+async function signIn(token: string): Promise<string> {
+  const res = await h.service.app.inject({
+    method: 'POST',
+    url: '/console/sign-in',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ token }).toString(),
+  });
+  expect(res.statusCode).toBe(303);
+  return res.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+}
+
+/** The partner page's CSRF token and the cookies that go with it. */
+async function partnerPage(as: string, id: string) {
+  const page = await h.service.app.inject({
+    method: 'GET',
+    url: `/console/partners/${id}`,
+    headers: { cookie: as },
+  });
+  expect(page.statusCode).toBe(200);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+  const cookies = [as, ...page.cookies.map((c) => `${c.name}=${c.value}`)].join('; ');
+  return { body: page.body, csrf, cookies };
+}
+
+const invite = (as: { csrf: string; cookies: string }, id: string, form: Record<string, string>) =>
+  h.service.app.inject({
+    method: 'POST',
+    url: `/console/partners/${id}/users`,
+    headers: {
+      cookie: as.cookies,
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: 'http://polita.test',
+    },
+    payload: new URLSearchParams({ _csrf: as.csrf, ...form }).toString(),
+  });
+
+describe('the console’s portal invitation', () => {
+  it('shows the partner page’s Invite form, labelled', async () => {
+    const { body } = await partnerPage(cookie, h.demo.id);
+    expect(body).toContain('<label for="invite_email">Email</label>');
+    expect(body).toContain('<label for="invite_role">Role</label>');
+    expect(body).toMatch(/<button type="submit">Invite<\/button>/);
+  });
+
+  it('invites an owner: the link is on the answer once, opens the portal’s set-password page, and is audited', async () => {
+    const page = await partnerPage(cookie, h.demo.id);
+    const res = await invite(page, h.demo.id, { email: 'first.owner@agent.example', role: 'owner' });
+    expect(res.statusCode, res.body).toBe(201);
+    const url = /<code id="invitation-url" class="secret">([^<]+)<\/code>/.exec(res.body)?.[1];
+    expect(url).toMatch(/^http:\/\/polita\.test\/portal\//);
+    const link = await h.service.app.inject({ method: 'GET', url: new URL(url!).pathname });
+    expect(link.statusCode).toBe(200);
+    expect(link.body).toContain('Set password');
+    const audit = await h.admin<{ entries: { action: string; via: string; after: unknown }[] }>(
+      'GET',
+      `/admin/audit?target=${h.demo.id}`,
+    );
+    const entry = audit.body.entries.find((e) => e.via === 'console' && /invite/.test(e.action));
+    expect(entry, JSON.stringify(audit.body.entries)).toBeDefined();
+    expect(JSON.stringify(audit.body)).not.toContain(new URL(url!).pathname.split('/').pop()!);
+  });
+
+  it('refuses an address that is not one, on the partner page, keeping what was typed', async () => {
+    const page = await partnerPage(cookie, h.demo.id);
+    const res = await invite(page, h.demo.id, { email: 'not-an-address', role: 'owner' });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain('email must be an address like name@example.com');
+    expect(res.body).toContain('value="not-an-address"');
+  });
+
+  it('refuses the support role', async () => {
+    const { token } = await createOperator(h.service.svc, { name: 'Sandu', role: 'support' });
+    const support = await partnerPage(await signIn(token), h.demo.id);
+    const res = await invite(support, h.demo.id, { email: 'someone@agent.example', role: 'cashier' });
+    expect(res.statusCode).toBe(403);
+    expect(res.body).toContain('The support role cannot invite portal users');
+  });
+});
