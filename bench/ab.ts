@@ -6,13 +6,15 @@ import { fileURLToPath } from 'node:url';
 import { scratchDatabase } from './anchors.ts';
 import { startPolita, threadCpu, type Running } from './processes.ts';
 import { quantile, signedLoad, warmUp, type Body } from './scenarios.ts';
+import { getOrderBodies, ORDERS_SMALL } from './get-order.ts';
 
 /**
  * `npm run bench:ab -- <git ref>`: this checkout against the commit `ref` names, on one request
  * at 50 connections (default get-offers rca; AB_PATH and AB_BODY for another signed POST). Both
  * services run at once, each on a scratch database of the server at BENCH_PG, and are loaded in
  * turn: AB_ROUNDS (default 8) rounds of AB_SECONDS (default 3) each, old then new, then new then
- * old. Prints each side's median req/s and median CPU of its main thread a request (schedstat),
+ * old. AB_PATH=/v1/get-order without AB_BODY seeds each database with 10 000 orders first and asks
+ * for random demo ones, as the benchmark's get-order row does. Prints each side's median req/s and median CPU of its main thread a request (schedstat),
  * and the median of the rounds' new ÷ old.
  *
  * Why: whole runs of the same code moved by ±5 % within minutes on this shared machine, more than
@@ -30,6 +32,7 @@ const PG_SERVER = process.env.BENCH_PG || 'postgres://postgres@127.0.0.1:5432/po
 const ROUNDS = Number(process.env.AB_ROUNDS || 8);
 const SECONDS = Number(process.env.AB_SECONDS || 3);
 const PATH = process.env.AB_PATH || '/v1/get-offers';
+const GET_ORDER = PATH === '/v1/get-order' && !process.env.AB_BODY;
 const BODY = JSON.parse(
   process.env.AB_BODY || '{"product":"rca","vehicle":"100000001","duration":365,"idnx":"2003000000016"}',
 ) as Body;
@@ -57,7 +60,21 @@ try {
         new: await startPolita({ DATABASE_URL: newUrl }),
       };
       try {
-        await compare(sides);
+        const bodies = GET_ORDER
+          ? {
+              old: await getOrderBodies(
+                sides.old,
+                { env: { DATABASE_URL: oldUrl }, url: oldUrl },
+                ORDERS_SMALL,
+              ),
+              new: await getOrderBodies(
+                sides.new,
+                { env: { DATABASE_URL: newUrl }, url: newUrl },
+                ORDERS_SMALL,
+              ),
+            }
+          : { old: BODY, new: BODY };
+        await compare(sides, bodies);
       } finally {
         await Promise.all([sides.old.stop(), sides.new.stop()]);
       }
@@ -82,10 +99,13 @@ async function startOld(url: string, root: string): Promise<Running> {
   }
 }
 
-async function compare(sides: Record<'old' | 'new', Running>): Promise<void> {
+async function compare(
+  sides: Record<'old' | 'new', Running>,
+  bodies: Record<'old' | 'new', Body | Body[]>,
+): Promise<void> {
   const loads = {
-    old: signedLoad(sides.old, PATH, BODY, 50),
-    new: signedLoad(sides.new, PATH, BODY, 50),
+    old: signedLoad(sides.old, PATH, bodies.old, 50),
+    new: signedLoad(sides.new, PATH, bodies.new, 50),
   };
   await warmUp(loads.old);
   await warmUp(loads.new);
