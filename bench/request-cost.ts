@@ -12,8 +12,7 @@
  * does. BENCH_NODE_ARGS adds node flags to the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  *
  * The benchmark's ratio says how far get-offers is from bare node:http; this says where the time
- * went: a request's kernel time and the generator's are what moved when replies began to leave in
- * batches (src/http/reply-batch.ts).
+ * went, in the service and in the load generator that shares its CPUs.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

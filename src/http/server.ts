@@ -15,7 +15,6 @@ import { consoleRoutes } from '../console/routes.ts';
 import { installErrorHandler } from './errors.ts';
 import { installMetrics, type MetricsSources } from './metrics.ts';
 import { registerApiDocs } from './openapi.ts';
-import { installReplyBatching } from './reply-batch.ts';
 import { requestLogger } from './request-log.ts';
 import { opsRoutes } from './ops-routes.ts';
 import { partnerRoutes } from './partner-routes.ts';
@@ -103,7 +102,6 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     done();
   });
   app.addHook('preValidation', guardParamsAndQuery);
-  installReplyBatching(app);
   if (opts.logger.isLevelEnabled('debug')) {
     app.addHook('onResponse', async (req, reply) => {
       req.log.debug(
