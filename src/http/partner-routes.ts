@@ -2,7 +2,6 @@ import { confirmOrder } from '../app/confirm-order.ts';
 import { createOrder } from '../app/create-order.ts';
 import { getOrder } from '../app/get-order.ts';
 import { quote } from '../app/quote.ts';
-import { andThen } from '../domain/maybe-promise.ts';
 import { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import type { Services } from '../app/services.ts';
 import { installIdempotency } from './idempotency.ts';
@@ -38,14 +37,11 @@ export async function partnerRoutes(app: App, svc: Services): Promise<void> {
   app.post(
     '/v1/get-offers',
     { schema: { ...doc('Quote prices for one product', 'getOffers'), ...routes.getOffers } },
-    (req, reply) => {
+    async (req, reply) => {
+      const offers = await quote(svc, req.partner, req.body);
       // Bytes are sent as they are, past Fastify's own serialiser (the route's schema documents them).
-      // Answered, not sent: a handler that returns the reply hands Fastify a thenable, whose then()
-      // waits for the response to finish (a stream listener each time). Not an
-      // async handler: a quote made at once is answered at once (a refusal thrown at once, Fastify
-      // sends it as it would the rejection).
       reply.type('application/json; charset=utf-8');
-      return andThen(quote(svc, req.partner, req.body), offerWriters.get(req.body.product)!);
+      return offerWriters.get(req.body.product)!(offers);
     },
   );
   app.post(

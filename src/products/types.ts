@@ -1,6 +1,5 @@
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox';
 import type { CustomerData, OrderItemRow } from '../db/schema.ts';
-import type { MaybePromise } from '../domain/maybe-promise.ts';
 import type { PolicyField } from '../documents/policy-pdf.ts';
 import type { IssueReceipt, IssueRequest, Providers } from '../providers/types.ts';
 import type { PRODUCT_MODULES } from './registry.ts';
@@ -96,7 +95,7 @@ export interface ProductModule<
   /** create-order echoes these dates (spec: vignette:md start and end, vignette:eu start). */
   createEchoes?: { startDate: boolean; endDate: boolean };
   /** The request was validated against `schemas.quote` by the HTTP layer. */
-  quote(ctx: ProductContext, cat: Cat, req: Static<Quote>): MaybePromise<object>;
+  quote(ctx: ProductContext, cat: Cat, req: Static<Quote>): Promise<object>;
   /** The item was validated against `schemas.order` by the HTTP layer. */
   price(ctx: ProductContext, cat: Cat, item: Static<Order>): Promise<PricedItem<Details>>;
   /**

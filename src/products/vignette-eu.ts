@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { andThen, type MaybePromise } from '../domain/maybe-promise.ts';
 import { formatAmount } from '../domain/money.ts';
 import { endDateForDays } from '../domain/time.ts';
 import { EU_CATEGORIES, normalisePlate, type EuCategory } from '../domain/vehicle.ts';
@@ -146,15 +145,12 @@ const priceOf = (ctx: ProductContext, cat: EuCatalogue, o: ValidityOption, k: Ve
   return amount === undefined ? null : eurPrice(ctx, amount, cat.currency, cat.fee);
 };
 
-function quoteProfile(ctx: ProductContext, req: Static<typeof quoteSchema>): MaybePromise<Profile | null> {
+async function quoteProfile(ctx: ProductContext, req: Static<typeof quoteSchema>): Promise<Profile | null> {
   if (req.vehicle && req.foreign_vehicle)
     throw productRule('Send either vehicle or foreign_vehicle, not both');
   if (req.vehicle) {
-    return andThen(requireVehicle(ctx, req.vehicle), (v) => ({
-      category: v.category,
-      massKg: v.maxMassKg,
-      places: v.seats,
-    }));
+    const v = await requireVehicle(ctx, req.vehicle);
+    return { category: v.category, massKg: v.maxMassKg, places: v.seats };
   }
   const f = req.foreign_vehicle;
   if (!f) return null;
