@@ -7,9 +7,7 @@ import type { Services } from '../app/services.ts';
 import { installIdempotency } from './idempotency.ts';
 import { installPartnerAuth } from './partner-auth.ts';
 import { installPartnerRateLimit } from './partner-rate-limit.ts';
-import { PRODUCT_MODULES } from '../products/registry.ts';
-import { compileJsonWriter } from './json-writer.ts';
-import { partnerDoc as doc, quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
+import { partnerDoc as doc, routes } from './schemas.ts';
 import type { App } from './typed.ts';
 import { walletRoutes } from './wallet-routes.ts';
 
@@ -23,26 +21,10 @@ export async function partnerRoutes(app: App, svc: Services): Promise<void> {
   installIdempotency(app, svc);
   // Per partner, after authentication (hooks of a scope run in the order they were added).
   installPartnerRateLimit(app, counter, svc.config.rateLimitPerMinute);
-  /**
-   * get-offers answers bytes, written by a serialiser compiled from each product's response schema
-   * at start-up (json-writer.ts: catalogue text that does not change is encoded once).
-   */
-  const offerWriters = new Map(
-    PRODUCT_MODULES.map((m) => [
-      m.product as string,
-      compileJsonWriter(quoteResponseOf(m.product), sharedSchemas),
-    ]),
-  );
-
   app.post(
     '/v1/get-offers',
     { schema: { ...doc('Quote prices for one product', 'getOffers'), ...routes.getOffers } },
-    async (req, reply) => {
-      const offers = await quote(svc, req.partner, req.body);
-      // Bytes are sent as they are, past Fastify's own serialiser (the route's schema documents them).
-      reply.type('application/json; charset=utf-8');
-      return offerWriters.get(req.body.product)!(offers);
-    },
+    async (req) => quote(svc, req.partner, req.body),
   );
   app.post(
     '/v1/create-order',
