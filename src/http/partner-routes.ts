@@ -7,7 +7,8 @@ import type { Services } from '../app/services.ts';
 import { installIdempotency } from './idempotency.ts';
 import { installPartnerAuth } from './partner-auth.ts';
 import { installPartnerRateLimit } from './partner-rate-limit.ts';
-import { partnerDoc as doc, routes } from './schemas.ts';
+import { compileJsonWriter } from './json-writer.ts';
+import { partnerDoc as doc, quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
 import type { App } from './typed.ts';
 import { walletRoutes } from './wallet-routes.ts';
 
@@ -21,10 +22,18 @@ export async function partnerRoutes(app: App, svc: Services): Promise<void> {
   installIdempotency(app, svc);
   // Per partner, after authentication (hooks of a scope run in the order they were added).
   installPartnerRateLimit(app, counter, svc.config.rateLimitPerMinute);
+  // A medical quote is mostly frozen catalogue text, which this writer encodes once (decision
+  // 0034); Fastify writes every other answer from the route's response schema.
+  const writeMedicalQuote = compileJsonWriter(quoteResponseOf('medical'), sharedSchemas);
   app.post(
     '/v1/get-offers',
     { schema: { ...doc('Quote prices for one product', 'getOffers'), ...routes.getOffers } },
-    async (req) => quote(svc, req.partner, req.body),
+    async (req, reply) => {
+      const offers = await quote(svc, req.partner, req.body);
+      if (req.body.product !== 'medical') return offers;
+      reply.type('application/json; charset=utf-8');
+      return writeMedicalQuote(offers);
+    },
   );
   app.post(
     '/v1/create-order',

@@ -7,8 +7,9 @@ import { guideExamples } from '../support/readme.ts';
 
 /**
  * get-offers' 200 schema is a union of the products' answer shapes (medical has its own). Whatever
- * branch Fastify's serialiser tries first, each answer is written in its own product's shape: its
- * fields in that schema's order, nothing the schema does not list.
+ * branch Fastify's serialiser tries first, and for medical through the service's own writer
+ * (decision 0034), each answer is written in its own product's shape as fast-json-stringify writes
+ * it: its fields in that schema's order, nothing the schema does not list.
  */
 type Schema = Record<string, unknown>;
 const byId = Object.fromEntries((sharedSchemas as unknown as Schema[]).map((s) => [s.$id as string, s]));
@@ -22,8 +23,8 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 describe('get-offers answers', () => {
-  it.each(guideExamples('get-offers'))('are written in their product’s own shape: %s', async (payload) => {
-    const res = await h.service.app.inject({
+  const offers = (payload: string) =>
+    h.service.app.inject({
       method: 'POST',
       url: '/v1/get-offers',
       headers: {
@@ -32,9 +33,14 @@ describe('get-offers answers', () => {
       },
       payload,
     });
+
+  it.each(guideExamples('get-offers'))('are written in their product’s own shape: %s', async (payload) => {
+    const res = await offers(payload);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     const { product } = JSON.parse(payload) as { product: string };
     expect(res.body).toBe(ownShape(product)({ ...res.json<object>(), unlisted: 'dropped' }));
+    // And a second time, when the medical writer reuses the bytes it kept.
+    expect((await offers(payload)).body).toBe(res.body);
   });
 });
