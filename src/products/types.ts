@@ -2,10 +2,6 @@ import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox';
 import type { CustomerData, OrderItemRow } from '../db/schema.ts';
 import type { PolicyField } from '../documents/policy-pdf.ts';
 import type { IssueReceipt, IssueRequest, Providers } from '../providers/types.ts';
-import type { PRODUCT_MODULES } from './registry.ts';
-
-/** The products the service sells: the codes of the registry's modules, nothing written twice. */
-export type ProductCode = (typeof PRODUCT_MODULES)[number]['product'];
 
 /** Catalogue data shared by every product: rates and insurers (catalogue/common.json). */
 export interface CommonCatalogue {
