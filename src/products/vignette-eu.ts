@@ -247,7 +247,11 @@ export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()('vignette:eu',
   async quote(ctx, cat, req) {
     const lang = langOf(req.lang);
     const profile = await quoteProfile(ctx, req);
-    const countries = req.country ? [countryOf(cat, req.country)] : cat.countries;
+    // A destination not on sale has no offer to answer (create-order refuses it, naming those on sale).
+    const countries =
+      req.country === undefined
+        ? cat.countries
+        : cat.countries.filter((c) => c.code === req.country!.toUpperCase());
     if (req.start_date) requireStartDate(req.start_date, ctx.today, cat.max_interval);
     const offers = [];
     for (const c of countries) {
