@@ -127,9 +127,8 @@ export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()('road-t
     const { request: r, vehicle: v } = d;
     const fields = {
       ...vehicleFields(v),
-      // Every road-tax policy carries vin_code (decision 0009): empty, not invented, when the registry
-      // holds no VIN or chassis number.
-      vin_code: v.vin ?? '',
+      // Absent, not empty or invented, when the registry holds no VIN or chassis number (decision 0037).
+      ...(v.vin ? { vin_code: v.vin } : {}),
       start_date: row.start_date!,
       end_date: row.end_date!,
       price: baniToMdl(row.price),

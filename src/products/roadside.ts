@@ -148,8 +148,9 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()('roa
       ...vehicleFields(v),
       period: d.request.period,
       coverage: d.coverage,
-      // Roadside help needs no VIN; a car the registry holds none for still gets its contract.
-      vin_code: v.vin ?? '',
+      // Roadside help needs no VIN; a car the registry holds none for still gets its contract,
+      // without the field (decision 0037).
+      ...(v.vin ? { vin_code: v.vin } : {}),
       start_date: row.start_date!,
       end_date: row.end_date!,
       ...issuedPrice(d, row.price),
@@ -161,7 +162,7 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()('roa
       { label: 'Număr de înmatriculare', value: fields.plate_number },
       { label: 'Vehicul', value: fields.car_model },
       { label: 'Număr certificat', value: v.certificate },
-      { label: 'VIN', value: fields.vin_code || '—' },
+      { label: 'VIN', value: v.vin ?? '—' },
       { label: 'Perioada', value: `${d.label} (${fields.period})` },
       { label: 'Acoperire', value: fields.coverage },
       { label: 'Valabil', value: periodText(row) },
