@@ -9,7 +9,7 @@ import { SandboxIssuer } from '../src/providers/sandbox/issuer.ts';
 import { SandboxVehicleRegistry } from '../src/providers/sandbox/vehicles.ts';
 
 /**
- * `npm run bench:json`: why get-offers medical has a serialiser of its own (decision 0034). For every
+ * `npm run bench:json`: why get-offers medical has a serialiser of its own (decision 0041). For every
  * get-offers example of the partner guide, the answer is serialised to UTF-8 bytes by
  * fast-json-stringify (what Fastify does with the product's response schema) and by
  * src/http/json-writer.ts; both write the same bytes (test/http/json-writer.test.ts), and this

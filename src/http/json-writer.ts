@@ -6,7 +6,7 @@
  *
  * Why: most of a medical quote is the coverage lists of the companies, the same frozen lists on
  * every request. Serialising them to a string and encoding that string (it has diacritics, so it
- * is a two-byte string) was most of the request (decision 0034). `npm run bench:json` measures it
+ * is a two-byte string) was most of the request (decision 0041). `npm run bench:json` measures it
  * against fast-json-stringify on every product's quote.
  *
  * Only the keywords the response schemas use are understood: object (properties,

@@ -23,7 +23,7 @@ export async function partnerRoutes(app: App, svc: Services): Promise<void> {
   // Per partner, after authentication (hooks of a scope run in the order they were added).
   installPartnerRateLimit(app, counter, svc.config.rateLimitPerMinute);
   // A medical quote is mostly frozen catalogue text, which this writer encodes once (decision
-  // 0034); Fastify writes every other answer from the route's response schema.
+  // 0041); Fastify writes every other answer from the route's response schema.
   const writeMedicalQuote = compileJsonWriter(quoteResponseOf('medical'), sharedSchemas);
   app.post(
     '/v1/get-offers',

@@ -38,7 +38,7 @@ export function rateOf(ctx: ProductContext, currency: string): number {
   return parseRate(text);
 }
 
-/** The rate as every product writes it: `1 RON 4.6302 MDL` (decision 0036). */
+/** The rate as every product writes it: `1 RON 4.6302 MDL` (decision 0043). */
 export function rateText(ctx: ProductContext, currency: string): string {
   return `1 ${currency} ${formatRate(rateOf(ctx, currency))} MDL`;
 }

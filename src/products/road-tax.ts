@@ -127,7 +127,7 @@ export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()('road-t
     const { request: r, vehicle: v } = d;
     const fields = {
       ...vehicleFields(v),
-      // Absent, not empty or invented, when the registry holds no VIN or chassis number (decision 0037).
+      // Absent, not empty or invented, when the registry holds no VIN or chassis number (decision 0044).
       ...(v.vin ? { vin_code: v.vin } : {}),
       start_date: row.start_date!,
       end_date: row.end_date!,

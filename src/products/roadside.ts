@@ -149,7 +149,7 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()('roa
       period: d.request.period,
       coverage: d.coverage,
       // Roadside help needs no VIN; a car the registry holds none for still gets its contract,
-      // without the field (decision 0037).
+      // without the field (decision 0044).
       ...(v.vin ? { vin_code: v.vin } : {}),
       start_date: row.start_date!,
       end_date: row.end_date!,

@@ -343,7 +343,7 @@ export const vignetteRo = defineProduct<RoCatalogue, Details>()('vignette:ro', {
       vignette_series: receipt.series,
       plate_number: v.plate ?? '',
       vehicle_category: `${d.category}-${d.category_label}`,
-      // Absent when the registry holds no VIN, which only the old regime sells to (decision 0037).
+      // Absent when the registry holds no VIN, which only the old regime sells to (decision 0044).
       ...(v.vin ? { vin_code: v.vin } : {}),
       ...(after
         ? {

@@ -8,7 +8,7 @@ import { guideExamples } from '../support/readme.ts';
 /**
  * get-offers' 200 schema is a union of the products' answer shapes (medical has its own). Whatever
  * branch Fastify's serialiser tries first, and for medical through the service's own writer
- * (decision 0034), each answer is written in its own product's shape as fast-json-stringify writes
+ * (decision 0041), each answer is written in its own product's shape as fast-json-stringify writes
  * it: its fields in that schema's order, nothing the schema does not list.
  */
 type Schema = Record<string, unknown>;

@@ -94,7 +94,7 @@ describe('medical', () => {
     );
     expect(res.body).toMatchObject({
       product: 'medical',
-      // One rate text form for every product (decision 0036).
+      // One rate text form for every product (decision 0043).
       reference_exchange_rate: '1 EUR 19.3033 MDL',
       max_interval: 365,
       min_start_date: '2026-11-21',

@@ -86,7 +86,7 @@ const lockOrderWithItemsStatement = compiledOnce((db, a: { id: string }) =>
 /**
  * The order and its items, unlocked and outside any transaction (get-order; issuance, which guards
  * each write by the status). The reads asked for during one turn of the event loop go as one
- * statement, at most 100 ids each (decision 0035), through one loader per database; nothing is
+ * statement, at most 100 ids each (decision 0042), through one loader per database; nothing is
  * cached, so a read still sees what was committed before it was asked for.
  */
 export function findOrderWithItems(
