@@ -100,6 +100,18 @@ async function prepared(
   connections: number,
   orders: number,
 ): Promise<(seconds: number) => Promise<Load>> {
+  return signedLoad(target, '/v1/get-order', await getOrderBodies(target, database, orders), connections);
+}
+
+/**
+ * A service's database seeded up to `orders` (`npm run seed:orders`), and get-order bodies for
+ * random ids of its demo orders: what the get-order row, `bench:cost` and `bench:ab` ask for.
+ */
+export async function getOrderBodies(
+  target: Running,
+  database: Context['database'],
+  orders: number,
+): Promise<{ id: string }[]> {
   const started = performance.now();
   const seeded = await runScript(
     'scripts/seed-orders.ts',
@@ -112,12 +124,7 @@ async function prepared(
     `  seeded up to ${fmt(orders)} orders in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
   const ids = await demoOrders(database.url, target.demo.id);
-  return signedLoad(
-    target,
-    '/v1/get-order',
-    ids.map((id) => ({ id })),
-    connections,
-  );
+  return ids.map((id) => ({ id }));
 }
 
 /** Random ids of the partner's orders, and the plan of get-order's query for one of them. */

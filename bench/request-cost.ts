@@ -1,23 +1,26 @@
 /**
- * What one get-offers request costs, in CPU: `npm run bench:cost [-- bare]`. Starts the service
- * as the benchmark does, on a fresh embedded DATA_DIR (or on DATABASE_URL's database, as it is),
- * warms it up as the benchmark's get-offers rows do, then runs get-offers rca at 50 connections for BENCH_SECONDS (default 6) and prints one JSON
- * line: req/s, p99, the service's user and kernel CPU a request (its process, every thread, from
- * /proc), the load generator's (this process), the machine's idle share over the window, each of
- * the service's threads' CPU a request (threadUs, by thread name) and how much of the window its
- * main thread was on a CPU (mainThreadBusyPct: near 100, the event loop is what limits it).
- * `bare` measures bare node:http the same way. BENCH_NODE_ARGS adds node flags to the service
- * (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * What one request costs, in CPU: `npm run bench:cost [-- bare]`. Starts the service as the
+ * benchmark does, on a fresh embedded DATA_DIR (or on DATABASE_URL's database, as it is), warms it
+ * up as the benchmark's get-offers rows do, then runs get-offers rca at 50 connections for
+ * BENCH_SECONDS (default 6) and prints one JSON line: req/s, p99, the service's user and kernel
+ * CPU a request (its process, every thread, from /proc), the load generator's (this process), the
+ * machine's idle share over the window, each of the service's threads' CPU a request (threadUs, by
+ * thread name) and how much of the window its main thread was on a CPU (mainThreadBusyPct: near
+ * 100, the event loop is what limits it). `bare` measures bare node:http the same way. AB_PATH and
+ * AB_BODY, as bench:ab takes them, measure another signed POST; AB_PATH=/v1/get-order without
+ * AB_BODY seeds 10 000 orders first and asks for random demo ones, as the benchmark's get-order row
+ * does. BENCH_NODE_ARGS adds node flags to the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  *
  * The benchmark's ratio says how far get-offers is from bare node:http; this says where the time
- * went: a request's kernel time and the generator's are what moved when replies began to leave in
- * batches (src/http/reply-batch.ts).
+ * went, in the service and in the load generator that shares its CPUs.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { embeddedConnectionString } from '../src/db/embedded-server.ts';
 import { idlePct, machineCpu, startBare, startPolita, threadCpu } from './processes.ts';
-import { quantile, signedLoad, warmUp } from './scenarios.ts';
+import { quantile, signedLoad, warmUp, type Body } from './scenarios.ts';
+import { getOrderBodies, ORDERS_SMALL } from './get-order.ts';
 
 const TICK_US = 1e6 / 100; // USER_HZ: /proc counts CPU time in hundredths of a second
 
@@ -27,6 +30,12 @@ function processCpu(pid: number) {
 }
 
 const bare = process.argv[2] === 'bare';
+const PATH = process.env.AB_PATH || '/v1/get-offers';
+const BODY = process.env.AB_BODY
+  ? (JSON.parse(process.env.AB_BODY) as Body)
+  : PATH === '/v1/get-order'
+    ? undefined
+    : { product: 'rca', vehicle: '100000001', duration: 365, idnx: '2003000000016' };
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
 const dataDir = bare || process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'polita-cost-'));
 const removeDataDir = () => dataDir && rmSync(dataDir, { recursive: true, force: true });
@@ -42,12 +51,10 @@ const target = await (
   throw err;
 });
 try {
-  const load = signedLoad(
-    target,
-    '/v1/get-offers',
-    { product: 'rca', vehicle: '100000001', duration: 365, idnx: '2003000000016' },
-    50,
-  );
+  const database: { env: Record<string, string>; url: string } = dataDir
+    ? { env: { DATA_DIR: dataDir }, url: embeddedConnectionString(dataDir) }
+    : { env: { DATABASE_URL: process.env.DATABASE_URL! }, url: process.env.DATABASE_URL! };
+  const load = signedLoad(target, PATH, BODY ?? (await getOrderBodies(target, database, ORDERS_SMALL)), 50);
   await warmUp(load);
   const service0 = processCpu(target.pid);
   const threads0 = threadCpu(target.pid);
@@ -63,6 +70,7 @@ try {
   console.log(
     JSON.stringify({
       server: bare ? 'bare node:http' : 'polita',
+      ...(bare ? {} : { path: PATH }),
       reqPerSec: Math.round(n / r.duration),
       p99Ms: round(quantile(r.latencies, 0.99)),
       serviceUserUs: round(((service1.user - service0.user) * TICK_US) / n),

@@ -15,20 +15,13 @@ import {
   type Anchor,
 } from './anchors.ts';
 import { rssSampler, runScript, startBare, startPolita, type Running } from './processes.ts';
-import {
-  fmt,
-  offers,
-  SCENARIOS,
-  type Anchors,
-  type Measured,
-  type Scenario,
-  type Verdict,
-} from './scenarios.ts';
+import { SCENARIOS } from './table.ts';
+import { fmt, offers, type Anchors, type Measured, type Scenario, type Verdict } from './scenarios.ts';
 
 /**
  * `npm run bench`: the table of decision 0022's targets. The bare node:http baseline, then, on each
  * engine (the service's embedded PostgreSQL in a fresh DATA_DIR, and a fresh database of the server at
- * BENCH_PG when it answers), every scenario of bench/scenarios.ts with the anchors it is judged against,
+ * BENCH_PG when it answers), every scenario of bench/table.ts with the anchors it is judged against,
  * measured on the same server in the same run (pgbench TPC-B, a bare wallet transaction); get-order
  * with 10 k and 1 M orders on a service of its own; the issuance benchmark (bench/issuance.ts); and
  * the peak RSS of the service's node process. Prints one table and keeps it in bench/RESULTS.md.

@@ -1,5 +1,4 @@
 import type { Db } from '../db/database.ts';
-import type { MaybePromise } from '../domain/maybe-promise.ts';
 import { deleteSetting, getSetting, putSetting } from '../db/repos/settings.ts';
 
 const KEY = 'sandbox_clock';
@@ -23,15 +22,16 @@ export class Clock {
     this.ttlMs = ttlMs;
   }
 
-  /** The time, ms: at once, but when the sandbox offset is due to be re-read (once every `ttlMs`). */
-  now(): MaybePromise<number> {
+  /** The time, ms; in the sandbox, the offset is re-read from the database once every `ttlMs`. */
+  async now(): Promise<number> {
     if (!this.sandbox) return Date.now();
     const real = Date.now();
     if (real - this.loadedAt > this.ttlMs) {
       // Every request arriving while the offset is re-read waits for that one read: without this,
       // each expiry sent one query per request in flight.
       this.loading ??= this.load(real).finally(() => (this.loading = undefined));
-      return this.loading.then(() => Date.now() + this.offsetMs);
+      await this.loading;
+      return Date.now() + this.offsetMs;
     }
     return real + this.offsetMs;
   }

@@ -1,7 +1,6 @@
 import type { Db } from '../db/database.ts';
 import { findPartner, type PartnerWithSecrets } from '../db/repos/partners.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
-import { forgetSecrets } from '../signature.ts';
 
 /** {@link PartnerDirectory.cached}'s answer when the cache cannot say. */
 export const MISS: unique symbol = Symbol('not cached');
@@ -70,8 +69,6 @@ export class PartnerDirectory {
   }
 
   invalidate(id: string): void {
-    const cached = this.cache.get(id)?.partner;
-    if (cached) forgetSecrets(cached.secrets);
     this.cache.delete(id);
     this.loading.delete(id);
     this.generation++;

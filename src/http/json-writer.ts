@@ -1,13 +1,13 @@
 /**
- * A JSON serialiser compiled from a response schema that answers UTF-8 bytes, for replies made
- * mostly of catalogue text (get-offers). It writes what fast-json-stringify writes for the same
+ * A JSON serialiser built from a response schema that answers UTF-8 bytes, for a reply made mostly
+ * of catalogue text (get-offers medical). It writes what fast-json-stringify writes for the same
  * schema and value, byte for byte (test/http/json-writer.test.ts compares them), with one addition:
  * a value that is deeply frozen is encoded once per schema position and its bytes are reused.
  *
  * Why: most of a medical quote is the coverage lists of the companies, the same frozen lists on
  * every request. Serialising them to a string and encoding that string (it has diacritics, so it
- * is a two-byte string) was most of the request. `npm run bench:json` measures it against
- * fast-json-stringify on every product's quote.
+ * is a two-byte string) was most of the request (decision 0041). `npm run bench:json` measures it
+ * against fast-json-stringify on every product's quote.
  *
  * Only the keywords the response schemas use are understood: object (properties,
  * patternProperties), array (items), string, number, integer, boolean, const, a union of one
@@ -151,10 +151,8 @@ export function compileJsonWriter(schema: Schema, shared: Schema[] = []): JsonWr
 }
 
 /**
- * The writer of one object shape, generated as straight-line code, one property load per listed
- * property, as fast-json-stringify generates its own: a loop over the property names made each load
- * a keyed lookup of many shapes, which cost more than the writing (an RCA offer lists the offer
- * properties of every product, most of them absent).
+ * The writer of one object shape: its listed properties in the order fast-json-stringify writes
+ * them (required ones first), each one that is present, then the pattern properties.
  */
 function objectWriter(
   props: { key: string; label: string; write: Write }[],
@@ -162,46 +160,25 @@ function objectWriter(
   rest: Write | null,
   at: string,
 ): Write {
-  const first = props.map((p) => p.label);
-  const next = props.map((p) => `,${p.label}`);
-  const body = props
-    .map((p, i) => {
-      const missing = required.has(p.key)
-        ? `else throw new Error(${JSON.stringify(`"${p.key}" is required!`)});`
-        : '';
-      return `v = o[${JSON.stringify(p.key)}];
-if (v !== undefined) { out.put(out.first ? F[${i}] : N[${i}]); out.first = false; W[${i}](v, out); } ${missing}`;
-    })
-    .join('\n');
-  // Generated from the schema's own property names, each written as a JSON string literal.
-  const make = new Function(
-    'F',
-    'N',
-    'W',
-    'REST',
-    'fail',
-    `return function write(o, out) {
-  if (o === null || typeof o !== 'object') fail();
-  const outer = out.first;
-  let v;
-  out.put('{');
-  out.first = true;
-${body}
-  if (REST !== null) REST(o, out);
-  out.put('}');
-  out.first = outer;
-};`,
-  ) as (...args: unknown[]) => Write;
-  const fail = () => {
-    throw new TypeError(`json-writer: ${at} is not an object`);
+  const fields = props.map((p) => ({ ...p, next: `,${p.label}`, required: required.has(p.key) }));
+  return (o, out) => {
+    if (o === null || typeof o !== 'object') throw new TypeError(`json-writer: ${at} is not an object`);
+    const value = o as Record<string, unknown>;
+    const outer = out.first;
+    out.put('{');
+    out.first = true;
+    for (const f of fields) {
+      const v = value[f.key];
+      if (v !== undefined) {
+        out.put(out.first ? f.label : f.next);
+        out.first = false;
+        f.write(v, out);
+      } else if (f.required) throw new Error(`"${f.key}" is required!`);
+    }
+    if (rest !== null) rest(o, out);
+    out.put('}');
+    out.first = outer;
   };
-  return make(
-    first,
-    next,
-    props.map((p) => p.write),
-    rest,
-    fail,
-  );
 }
 
 const OBJECT_KEYWORDS = new Set([

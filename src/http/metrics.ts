@@ -1,4 +1,4 @@
-import { Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FastifyInstance } from 'fastify';
 
 export interface MetricsSources {
@@ -15,9 +15,13 @@ export interface MetricsSources {
 export function installMetrics(app: FastifyInstance, sources: MetricsSources): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const durations = new RequestDurations([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
-  // The registry reads any object in a metric's shape (name, help, type, get(), reset()).
-  registry.registerMetric(durations as unknown as Metric);
+  const durations = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route, method and status',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
   new Gauge({
     name: 'polita_orders',
     help: 'Orders by stored status',
@@ -68,86 +72,11 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
   });
   // A callback hook: no promise per request.
   app.addHook('onResponse', (req, reply, done) => {
-    durations.observe(req.routeOptions.url ?? 'unmatched', req.method, reply.statusCode, reply.elapsedTime);
+    durations.observe(
+      { route: req.routeOptions.url ?? 'unmatched', method: req.method, status: reply.statusCode },
+      reply.elapsedTime / 1000,
+    );
     done();
   });
   return registry;
-}
-
-interface Series {
-  /** Requests whose duration fell in each bucket (not cumulative); above the last bound, none. */
-  buckets: Float64Array;
-  sum: number;
-  count: number;
-}
-
-/**
- * http_request_duration_seconds, kept here rather than by a prom-client Histogram, whose observe()
- * converts, validates and hashes the labels into a string and counts in an object keyed by the
- * bound's text, on every request, a visible share of get-offers (decision 0033). A request here
- * finds its series by route, method and status (three lookups of strings and a number that are
- * hashed already) and adds to a typed array. /metrics prints it as prom-client printed the
- * Histogram: cumulative `_bucket{le=…}` lines, `+Inf`, `_sum`, `_count`.
- */
-export class RequestDurations {
-  readonly name = 'http_request_duration_seconds';
-  readonly help = 'HTTP request latency by route, method and status';
-  readonly type = 'histogram';
-  readonly aggregator = 'sum';
-  private readonly routes = new Map<string, Map<string, Map<number, Series>>>();
-  private readonly bounds: readonly number[];
-
-  constructor(bounds: readonly number[]) {
-    this.bounds = bounds;
-  }
-
-  observe(route: string, method: string, status: number, elapsedMs: number): void {
-    let methods = this.routes.get(route);
-    if (!methods) this.routes.set(route, (methods = new Map()));
-    let statuses = methods.get(method);
-    if (!statuses) methods.set(method, (statuses = new Map()));
-    let series = statuses.get(status);
-    if (!series) {
-      series = { buckets: new Float64Array(this.bounds.length), sum: 0, count: 0 };
-      statuses.set(status, series);
-    }
-    const seconds = elapsedMs / 1000;
-    series.sum += seconds;
-    series.count++;
-    for (let i = 0; i < this.bounds.length; i++) {
-      if (seconds <= this.bounds[i]!) {
-        series.buckets[i]!++;
-        break;
-      }
-    }
-  }
-
-  /** In prom-client's shape: what Registry.metrics() formats. */
-  async get() {
-    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
-    for (const [route, methods] of this.routes) {
-      for (const [method, statuses] of methods) {
-        for (const [status, s] of statuses) {
-          const labels = { route, method, status: String(status) };
-          let cumulative = 0;
-          this.bounds.forEach((le, i) => {
-            cumulative += s.buckets[i]!;
-            values.push({ labels: { le, ...labels }, value: cumulative, metricName: `${this.name}_bucket` });
-          });
-          values.push({
-            labels: { le: '+Inf', ...labels },
-            value: s.count,
-            metricName: `${this.name}_bucket`,
-          });
-          values.push({ labels, value: s.sum, metricName: `${this.name}_sum` });
-          values.push({ labels, value: s.count, metricName: `${this.name}_count` });
-        }
-      }
-    }
-    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
-  }
-
-  reset(): void {
-    this.routes.clear();
-  }
 }

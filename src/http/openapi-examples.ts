@@ -1,5 +1,5 @@
 import { addDays } from '../domain/time.ts';
-import type { ProductCode } from '../products/types.ts';
+import type { ProductCode } from '../products/registry.ts';
 
 /**
  * Request examples of the API document, one per product, written for the sandbox's test vehicles

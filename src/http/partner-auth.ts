@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PartnerWithSecrets } from '../db/repos/partners.ts';
 import { MISS, type PartnerDirectory } from '../app/partner-directory.ts';
 import type { SharedWindowCounter } from '../app/rate-limit-store.ts';
-import { type HexSignature, parseSignatureHeader, SIGNATURE_HEADER, verifyHex } from '../signature.ts';
+import { parseSignatureHeader, SIGNATURE_HEADER, verify } from '../signature.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { parseBody } from './raw-body.ts';
 
@@ -75,10 +75,10 @@ export function installPartnerAuth(
   const admit = (
     request: FastifyRequest,
     reply: FastifyReply,
-    signature: HexSignature,
+    signature: Buffer,
     partner: PartnerWithSecrets | undefined,
   ): boolean => {
-    if (!partner || partner.disabled || !verifyHex(partner.secrets, request.rawBody ?? EMPTY, signature)) {
+    if (!partner || partner.disabled || !verify(partner.secrets, request.rawBody ?? EMPTY, signature)) {
       refuse(request, reply, FORBIDDEN);
       return false;
     }

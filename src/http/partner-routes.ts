@@ -2,13 +2,11 @@ import { confirmOrder } from '../app/confirm-order.ts';
 import { createOrder } from '../app/create-order.ts';
 import { getOrder } from '../app/get-order.ts';
 import { quote } from '../app/quote.ts';
-import { andThen } from '../domain/maybe-promise.ts';
 import { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import type { Services } from '../app/services.ts';
 import { installIdempotency } from './idempotency.ts';
 import { installPartnerAuth } from './partner-auth.ts';
 import { installPartnerRateLimit } from './partner-rate-limit.ts';
-import { PRODUCT_MODULES } from '../products/registry.ts';
 import { compileJsonWriter } from './json-writer.ts';
 import { partnerDoc as doc, quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
 import type { App } from './typed.ts';
@@ -24,28 +22,17 @@ export async function partnerRoutes(app: App, svc: Services): Promise<void> {
   installIdempotency(app, svc);
   // Per partner, after authentication (hooks of a scope run in the order they were added).
   installPartnerRateLimit(app, counter, svc.config.rateLimitPerMinute);
-  /**
-   * get-offers answers bytes, written by a serialiser compiled from each product's response schema
-   * at start-up (json-writer.ts: catalogue text that does not change is encoded once).
-   */
-  const offerWriters = new Map(
-    PRODUCT_MODULES.map((m) => [
-      m.product as string,
-      compileJsonWriter(quoteResponseOf(m.product), sharedSchemas),
-    ]),
-  );
-
+  // A medical quote is mostly frozen catalogue text, which this writer encodes once (decision
+  // 0041); Fastify writes every other answer from the route's response schema.
+  const writeMedicalQuote = compileJsonWriter(quoteResponseOf('medical'), sharedSchemas);
   app.post(
     '/v1/get-offers',
     { schema: { ...doc('Quote prices for one product', 'getOffers'), ...routes.getOffers } },
-    (req, reply) => {
-      // Bytes are sent as they are, past Fastify's own serialiser (the route's schema documents them).
-      // Answered, not sent: a handler that returns the reply hands Fastify a thenable, whose then()
-      // waits for the response to finish (a stream listener each time). Not an
-      // async handler: a quote made at once is answered at once (a refusal thrown at once, Fastify
-      // sends it as it would the rejection).
+    async (req, reply) => {
+      const offers = await quote(svc, req.partner, req.body);
+      if (req.body.product !== 'medical') return offers;
       reply.type('application/json; charset=utf-8');
-      return andThen(quote(svc, req.partner, req.body), offerWriters.get(req.body.product)!);
+      return writeMedicalQuote(offers);
     },
   );
   app.post(

@@ -146,11 +146,7 @@ const quoteResponseByProduct = new Map(
   PRODUCT_MODULES.map((m) => [m.product as string, m.schemas.quoteResponse]),
 );
 
-/**
- * The one get-offers 200 shape of a product. The route's 200 schema is an anyOf of these (for the
- * OpenAPI document), which fast-json-stringify serialises by validating the reply against each
- * branch in turn; the handler serialises with the product's own shape instead.
- */
+/** The one get-offers 200 shape of a product; the route's 200 schema is the union of these. */
 export const quoteResponseOf = (product: string): TSchema =>
   quoteResponseByProduct.get(product) ?? OffersResponse;
 

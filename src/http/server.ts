@@ -16,7 +16,6 @@ import { portalRoutes } from '../portal/routes.ts';
 import { installErrorHandler } from './errors.ts';
 import { installMetrics, type MetricsSources } from './metrics.ts';
 import { registerApiDocs } from './openapi.ts';
-import { installReplyBatching } from './reply-batch.ts';
 import { requestLogger } from './request-log.ts';
 import { opsRoutes } from './ops-routes.ts';
 import { partnerRoutes } from './partner-routes.ts';
@@ -104,7 +103,6 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     done();
   });
   app.addHook('preValidation', guardParamsAndQuery);
-  installReplyBatching(app);
   if (opts.logger.isLevelEnabled('debug')) {
     app.addHook('onResponse', async (req, reply) => {
       req.log.debug(

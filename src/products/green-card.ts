@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { andThen } from '../domain/maybe-promise.ts';
 import { endDateForDays } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import {
@@ -106,19 +105,18 @@ export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()('
   catalogue: { file: 'green-card.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
-  quote(ctx, cat, req) {
-    return andThen(insuredVehicle(ctx, req.vehicle, req.idnx), (v) => {
-      const p = greenCardPrice(ctx, cat, v, req.region, req.duration);
-      const offers = cat.insurers.map((company) => ({
-        product: 'green-card',
-        name: `Carte Verde ${req.duration} zile, ${regionLabel(cat, req.region)}, ${insurerName(ctx, company)}, ${carModel(v)} ${v.plate}`,
-        company,
-        duration: req.duration,
-        ...offerPrice(p, p.price),
-        ...offerWindow(ctx, cat),
-      }));
-      return { offers };
-    });
+  async quote(ctx, cat, req) {
+    const v = await insuredVehicle(ctx, req.vehicle, req.idnx);
+    const p = greenCardPrice(ctx, cat, v, req.region, req.duration);
+    const offers = cat.insurers.map((company) => ({
+      product: 'green-card',
+      name: `Carte Verde ${req.duration} zile, ${regionLabel(cat, req.region)}, ${insurerName(ctx, company)}, ${carModel(v)} ${v.plate}`,
+      company,
+      duration: req.duration,
+      ...offerPrice(p, p.price),
+      ...offerWindow(ctx, cat),
+    }));
+    return { offers };
   },
 
   async price(ctx, cat, item) {

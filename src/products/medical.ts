@@ -177,7 +177,7 @@ export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()('medica
     return {
       product: 'medical',
       offers,
-      reference_exchange_rate: rateText(ctx, cat.currency, 'equals'),
+      reference_exchange_rate: rateText(ctx, cat.currency),
       max_interval: cat.max_interval,
       min_start_date: minStartDate(ctx, cat),
     };
@@ -212,7 +212,7 @@ export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()('medica
         company: company.company,
         company_name: item.company_name,
         insured_days: t.insuredDays,
-        ...storedConversion(ctx, p, 'equals'),
+        ...storedConversion(ctx, p),
       },
     };
   },

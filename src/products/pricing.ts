@@ -38,11 +38,9 @@ export function rateOf(ctx: ProductContext, currency: string): number {
   return parseRate(text);
 }
 
-/** `1 RON 4.6302 MDL` (vignettes and motor insurance) or `1 EUR = 19.3033 MDL` (medical). */
-export function rateText(ctx: ProductContext, currency: string, style: 'plain' | 'equals' = 'plain'): string {
-  return style === 'equals'
-    ? `1 ${currency} = ${formatRate(rateOf(ctx, currency))} MDL`
-    : `1 ${currency} ${formatRate(rateOf(ctx, currency))} MDL`;
+/** The rate as every product writes it: `1 RON 4.6302 MDL` (decision 0043). */
+export function rateText(ctx: ProductContext, currency: string): string {
+  return `1 ${currency} ${formatRate(rateOf(ctx, currency))} MDL`;
 }
 
 /** Minor units of a currency in bani, at the catalogue rate, rounded to the ban. */
@@ -82,14 +80,10 @@ export interface StoredConversion {
   rate: string;
 }
 
-export const storedConversion = (
-  ctx: ProductContext,
-  p: ConvertedPrice,
-  style?: 'plain' | 'equals',
-): StoredConversion => ({
+export const storedConversion = (ctx: ProductContext, p: ConvertedPrice): StoredConversion => ({
   reference: p.reference,
   currency: p.currency,
-  rate: rateText(ctx, p.currency, style),
+  rate: rateText(ctx, p.currency),
 });
 
 /** The wire reference of a stored conversion. */

@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { andThen } from '../domain/maybe-promise.ts';
 import { baniToMdl, parseDecimal } from '../domain/money.ts';
 import { endDateForDays } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
@@ -79,23 +78,21 @@ export const rca = defineProduct<RcaCatalogue, RcaDetails>()('rca', {
   catalogue: { file: 'rca.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
-  // Not async: with the sandbox registry's answer at hand, a quote is made without a promise.
-  quote(ctx, cat, req) {
-    return andThen(insuredVehicle(ctx, req.vehicle, req.idnx), (v) => {
-      const premium = premiums(cat, v, req.idnx);
-      const vehicle = `${carModel(v)} ${v.plate}`;
-      const window = offerWindow(ctx, cat);
-      const offers = cat.insurers.map((company) => ({
-        product: 'rca',
-        name: `RCA 12 luni, ${insurerName(ctx, company.company)}, ${vehicle}`,
-        company: company.company,
-        duration: 365,
-        price: baniToMdl(finalPrice(ctx, premium(company))),
-        currency: 'MDL',
-        ...window,
-      }));
-      return { offers };
-    });
+  async quote(ctx, cat, req) {
+    const v = await insuredVehicle(ctx, req.vehicle, req.idnx);
+    const premium = premiums(cat, v, req.idnx);
+    const vehicle = `${carModel(v)} ${v.plate}`;
+    const window = offerWindow(ctx, cat);
+    const offers = cat.insurers.map((company) => ({
+      product: 'rca',
+      name: `RCA 12 luni, ${insurerName(ctx, company.company)}, ${vehicle}`,
+      company: company.company,
+      duration: 365,
+      price: baniToMdl(finalPrice(ctx, premium(company))),
+      currency: 'MDL',
+      ...window,
+    }));
+    return { offers };
   },
 
   async price(ctx, cat, item) {

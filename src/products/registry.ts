@@ -7,7 +7,7 @@ import { roadside } from './roadside.ts';
 import { vignetteEu } from './vignette-eu.ts';
 import { vignetteMd } from './vignette-md.ts';
 import { vignetteRo } from './vignette-ro.ts';
-import type { ProductCode, ProductModule } from './types.ts';
+import type { ProductModule } from './types.ts';
 
 /**
  * Every product the service sells, the one list of them. A product appears on the wire only once
@@ -25,6 +25,9 @@ export const PRODUCT_MODULES = [
   roadTax,
   vignetteRo,
 ] as const satisfies readonly ProductModule[];
+
+/** The products the service sells: the codes of the registry's modules, nothing written twice. */
+export type ProductCode = (typeof PRODUCT_MODULES)[number]['product'];
 
 export const PRODUCTS: readonly ProductCode[] = PRODUCT_MODULES.map((m) => m.product);
 

@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { andThen } from '../domain/maybe-promise.ts';
 import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { endDateForMonths, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
@@ -55,11 +54,10 @@ function roadTaxPrice(ctx: ProductContext, cat: RoadTaxCatalogue, v: RegisteredV
   return { tax, price: finalPrice(ctx, tax + minorOf(cat.fee_mdl)) };
 }
 
-function ownedVehicle(ctx: ProductContext, certificate: string, idnx: string) {
-  return andThen(insuredVehicle(ctx, certificate, idnx), (v) => {
-    if (v.owner.idnx !== idnx) throw productRule('idnx is not the registered owner of the vehicle');
-    return v;
-  });
+async function ownedVehicle(ctx: ProductContext, certificate: string, idnx: string) {
+  const v = await insuredVehicle(ctx, certificate, idnx);
+  if (v.owner.idnx !== idnx) throw productRule('idnx is not the registered owner of the vehicle');
+  return v;
 }
 
 const period = (ctx: ProductContext, cat: RoadTaxCatalogue) => ({
@@ -89,25 +87,24 @@ export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()('road-t
   catalogue: { file: 'road-tax.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
-  quote(ctx, cat, req) {
-    return andThen(ownedVehicle(ctx, req.vehicle, req.idnx), (v) => {
-      const p = roadTaxPrice(ctx, cat, v);
-      const { start, end } = period(ctx, cat);
-      return {
-        offers: [
-          {
-            product: 'road-tax',
-            name: `Taxa de drum ${formatDmy(start)} – ${formatDmy(end)}, ${carModel(v)} ${v.plate}`,
-            car_model: carModel(v),
-            plate_number: v.plate,
-            price: baniToMdl(p.price),
-            currency: 'MDL',
-            min_start_date: start,
-            max_interval: cat.max_interval,
-          },
-        ],
-      };
-    });
+  async quote(ctx, cat, req) {
+    const v = await ownedVehicle(ctx, req.vehicle, req.idnx);
+    const p = roadTaxPrice(ctx, cat, v);
+    const { start, end } = period(ctx, cat);
+    return {
+      offers: [
+        {
+          product: 'road-tax',
+          name: `Taxa de drum ${formatDmy(start)} – ${formatDmy(end)}, ${carModel(v)} ${v.plate}`,
+          car_model: carModel(v),
+          plate_number: v.plate,
+          price: baniToMdl(p.price),
+          currency: 'MDL',
+          min_start_date: start,
+          max_interval: cat.max_interval,
+        },
+      ],
+    };
   },
 
   async price(ctx, cat, item) {
@@ -130,9 +127,8 @@ export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()('road-t
     const { request: r, vehicle: v } = d;
     const fields = {
       ...vehicleFields(v),
-      // Every road-tax policy carries vin_code (decision 0009): empty, not invented, when the registry
-      // holds no VIN or chassis number.
-      vin_code: v.vin ?? '',
+      // Absent, not empty or invented, when the registry holds no VIN or chassis number (decision 0044).
+      ...(v.vin ? { vin_code: v.vin } : {}),
       start_date: row.start_date!,
       end_date: row.end_date!,
       price: baniToMdl(row.price),

@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { andThen } from '../domain/maybe-promise.ts';
 import { endDateForDays, endDateForMonths } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { EU_CATEGORIES } from '../domain/vehicle.ts';
@@ -89,23 +88,22 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()('roa
   catalogue: { file: 'roadside.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
-  quote(ctx, cat, req) {
-    return andThen(requireVehicle(ctx, req.vehicle), (v) => {
-      if (!eligible(cat, v)) return { offers: [] };
-      const offers = cat.periods.map((p) => {
-        const price = priceOf(ctx, cat, p);
-        return {
-          product: 'roadside-assistance-eu',
-          name: `Asistență rutieră Europa, ${p.label}, ${p.coverage}, ${carModel(v)} ${v.plate}`,
-          ...offerPrice(price, price.price),
-          ...offerWindow(ctx, cat),
-          period: p.id,
-          car_model: carModel(v),
-          plate_number: v.plate,
-        };
-      });
-      return { offers };
+  async quote(ctx, cat, req) {
+    const v = await requireVehicle(ctx, req.vehicle);
+    if (!eligible(cat, v)) return { offers: [] };
+    const offers = cat.periods.map((p) => {
+      const price = priceOf(ctx, cat, p);
+      return {
+        product: 'roadside-assistance-eu',
+        name: `Asistență rutieră Europa, ${p.label}, ${p.coverage}, ${carModel(v)} ${v.plate}`,
+        ...offerPrice(price, price.price),
+        ...offerWindow(ctx, cat),
+        period: p.id,
+        car_model: carModel(v),
+        plate_number: v.plate,
+      };
     });
+    return { offers };
   },
 
   async price(ctx, cat, item) {
@@ -150,8 +148,9 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()('roa
       ...vehicleFields(v),
       period: d.request.period,
       coverage: d.coverage,
-      // Roadside help needs no VIN; a car the registry holds none for still gets its contract.
-      vin_code: v.vin ?? '',
+      // Roadside help needs no VIN; a car the registry holds none for still gets its contract,
+      // without the field (decision 0044).
+      ...(v.vin ? { vin_code: v.vin } : {}),
       start_date: row.start_date!,
       end_date: row.end_date!,
       ...issuedPrice(d, row.price),
@@ -163,7 +162,7 @@ export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()('roa
       { label: 'Număr de înmatriculare', value: fields.plate_number },
       { label: 'Vehicul', value: fields.car_model },
       { label: 'Număr certificat', value: v.certificate },
-      { label: 'VIN', value: fields.vin_code || '—' },
+      { label: 'VIN', value: v.vin ?? '—' },
       { label: 'Perioada', value: `${d.label} (${fields.period})` },
       { label: 'Acoperire', value: fields.coverage },
       { label: 'Valabil', value: periodText(row) },

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { productRule, vehicleNotFound } from '../domain/errors.ts';
 import { idnxProblem } from '../domain/idnx.ts';
-import { andThen, type MaybePromise } from '../domain/maybe-promise.ts';
 import { addDays, isValidDate } from '../domain/time.ts';
 import type { IssueReceipt, RegisteredVehicle } from '../providers/types.ts';
 import type { Cover, ProductContext, StoredItem } from './types.ts';
@@ -18,27 +17,25 @@ export const S = {
   text: (max = 200) => Type.String({ minLength: 1, maxLength: max }),
 };
 
-/** The registered vehicle, or a throw (at once, or as a rejection) of vehicle_not_found. */
-export function requireVehicle(ctx: ProductContext, certificate: string): MaybePromise<RegisteredVehicle> {
-  return andThen(ctx.providers.vehicles.find(certificate), (v) => {
-    if (!v) throw vehicleNotFound();
-    return v;
-  });
+/** The registered vehicle; rejects with vehicle_not_found when the registry has none. */
+export async function requireVehicle(ctx: ProductContext, certificate: string): Promise<RegisteredVehicle> {
+  const v = await ctx.providers.vehicles.find(certificate);
+  if (!v) throw vehicleNotFound();
+  return v;
 }
 
 /**
  * A vehicle and the 13-digit code of the person insured with it (IDNP or IDNO), both checked:
  * the vehicle in the registry, the code by its check digit.
  */
-export function insuredVehicle(
+export async function insuredVehicle(
   ctx: ProductContext,
   certificate: string,
   idnx: string,
-): MaybePromise<RegisteredVehicle> {
-  return andThen(requireVehicle(ctx, certificate), (v) => {
-    requireIdnx('idnx', idnx);
-    return v;
-  });
+): Promise<RegisteredVehicle> {
+  const v = await requireVehicle(ctx, certificate);
+  requireIdnx('idnx', idnx);
+  return v;
 }
 
 export const carModel = (v: RegisteredVehicle): string => `${v.make} ${v.model}`;

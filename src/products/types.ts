@@ -1,12 +1,7 @@
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox';
 import type { CustomerData, OrderItemRow } from '../db/schema.ts';
-import type { MaybePromise } from '../domain/maybe-promise.ts';
 import type { PolicyField } from '../documents/policy-pdf.ts';
 import type { IssueReceipt, IssueRequest, Providers } from '../providers/types.ts';
-import type { PRODUCT_MODULES } from './registry.ts';
-
-/** The products the service sells: the codes of the registry's modules, nothing written twice. */
-export type ProductCode = (typeof PRODUCT_MODULES)[number]['product'];
 
 /** Catalogue data shared by every product: rates and insurers (catalogue/common.json). */
 export interface CommonCatalogue {
@@ -96,7 +91,7 @@ export interface ProductModule<
   /** create-order echoes these dates (spec: vignette:md start and end, vignette:eu start). */
   createEchoes?: { startDate: boolean; endDate: boolean };
   /** The request was validated against `schemas.quote` by the HTTP layer. */
-  quote(ctx: ProductContext, cat: Cat, req: Static<Quote>): MaybePromise<object>;
+  quote(ctx: ProductContext, cat: Cat, req: Static<Quote>): Promise<object>;
   /** The item was validated against `schemas.order` by the HTTP layer. */
   price(ctx: ProductContext, cat: Cat, item: Static<Order>): Promise<PricedItem<Details>>;
   /**

@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
-import { andThen, type MaybePromise } from '../domain/maybe-promise.ts';
 import { formatAmount } from '../domain/money.ts';
 import { endDateForDays } from '../domain/time.ts';
 import { EU_CATEGORIES, normalisePlate, type EuCategory } from '../domain/vehicle.ts';
@@ -146,15 +145,12 @@ const priceOf = (ctx: ProductContext, cat: EuCatalogue, o: ValidityOption, k: Ve
   return amount === undefined ? null : eurPrice(ctx, amount, cat.currency, cat.fee);
 };
 
-function quoteProfile(ctx: ProductContext, req: Static<typeof quoteSchema>): MaybePromise<Profile | null> {
+async function quoteProfile(ctx: ProductContext, req: Static<typeof quoteSchema>): Promise<Profile | null> {
   if (req.vehicle && req.foreign_vehicle)
     throw productRule('Send either vehicle or foreign_vehicle, not both');
   if (req.vehicle) {
-    return andThen(requireVehicle(ctx, req.vehicle), (v) => ({
-      category: v.category,
-      massKg: v.maxMassKg,
-      places: v.seats,
-    }));
+    const v = await requireVehicle(ctx, req.vehicle);
+    return { category: v.category, massKg: v.maxMassKg, places: v.seats };
   }
   const f = req.foreign_vehicle;
   if (!f) return null;
@@ -251,7 +247,11 @@ export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()('vignette:eu',
   async quote(ctx, cat, req) {
     const lang = langOf(req.lang);
     const profile = await quoteProfile(ctx, req);
-    const countries = req.country ? [countryOf(cat, req.country)] : cat.countries;
+    // A destination not on sale has no offer to answer (create-order refuses it, naming those on sale).
+    const countries =
+      req.country === undefined
+        ? cat.countries
+        : cat.countries.filter((c) => c.code === req.country!.toUpperCase());
     if (req.start_date) requireStartDate(req.start_date, ctx.today, cat.max_interval);
     const offers = [];
     for (const c of countries) {

@@ -343,8 +343,8 @@ export const vignetteRo = defineProduct<RoCatalogue, Details>()('vignette:ro', {
       vignette_series: receipt.series,
       plate_number: v.plate ?? '',
       vehicle_category: `${d.category}-${d.category_label}`,
-      // The spec lists vin_code on every issued RO vignette: empty when the registry holds none (old regime only).
-      vin_code: v.vin ?? '',
+      // Absent when the registry holds no VIN, which only the old regime sells to (decision 0044).
+      ...(v.vin ? { vin_code: v.vin } : {}),
       ...(after
         ? {
             emission_class: d.emission_class,

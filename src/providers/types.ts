@@ -1,4 +1,3 @@
-import type { MaybePromise } from '../domain/maybe-promise.ts';
 import type { EuCategory } from '../domain/vehicle.ts';
 
 /**
@@ -25,8 +24,8 @@ export interface RegisteredVehicle {
 }
 
 export interface VehicleRegistry {
-  /** null when the registry has no such vehicle; a registry that holds the answer in memory answers at once. */
-  find(certificate: string): MaybePromise<RegisteredVehicle | null>;
+  /** null when the registry has no such vehicle. */
+  find(certificate: string): Promise<RegisteredVehicle | null>;
 }
 
 /** A provider refused the purchase for good: the order fails, no retry. */

@@ -272,6 +272,24 @@ describe('get-order reads in batches', () => {
     expect(sent.statements).toBe(2);
   });
 
+  it('reads together what is asked for in separate callbacks of one turn, as concurrent requests are', async () => {
+    const a = await draft();
+    const b = await draft();
+    const { db, sent } = counted();
+    // Two callbacks of one phase of the event loop, each asking for an order, as two requests'
+    // handlers do: ticks and promises run between them.
+    const reads = await new Promise<ReturnType<typeof findOrderWithItems>[]>((resolve) => {
+      const asked: ReturnType<typeof findOrderWithItems>[] = [];
+      setImmediate(() => asked.push(findOrderWithItems(db, a.id)));
+      setImmediate(() => {
+        asked.push(findOrderWithItems(db, b.id));
+        resolve(asked);
+      });
+    });
+    expect((await Promise.all(reads)).map((f) => f?.order.id)).toEqual([a.id, b.id]);
+    expect(sent.statements).toBe(1);
+  });
+
   it('sends at most 100 ids a statement', async () => {
     const a = await draft();
     const { db, sent } = counted();

@@ -4,11 +4,10 @@ import type { VehicleRegistry } from '../../src/providers/types.ts';
 import { RCA_QUOTE, startHarness, type Harness } from '../support/harness.ts';
 
 /**
- * get-offers is answered without a promise when the clock and the vehicle registry have their
- * answers in memory (src/domain/maybe-promise.ts), and a refusal is then thrown at once rather
- * than rejected. These check that every answer is the same, byte for byte, when those values have
- * to be awaited instead: a registry that answers later (as a real one would) and a clock due to
- * re-read the offset another instance moved.
+ * Every get-offers answer, offers and refusals alike, is the same whether the clock and the vehicle
+ * registry answer from memory (the sandbox's, between the clock's re-reads) or have to wait: a
+ * registry that answers later (as a real one would) and a clock due to re-read the offset another
+ * instance moved.
  */
 const NOW = '2026-11-21T10:00:00+02:00';
 const BODIES: Record<string, Record<string, unknown>> = {
@@ -44,7 +43,7 @@ const answers = async () => {
   return out;
 };
 
-describe('get-offers, its values at hand or awaited', () => {
+describe('get-offers, its values from memory or awaited', () => {
   it('answers the same when the vehicle registry answers later', async () => {
     const atHand = await answers();
     expect(atHand['rca offers']!.status).toBe(200);

@@ -1,53 +1,16 @@
 import fc from 'fast-check';
 import fastJson from 'fast-json-stringify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deepFreeze } from '../../src/domain/freeze.ts';
 import { compileJsonWriter } from '../../src/http/json-writer.ts';
-import { quoteResponseOf, sharedSchemas } from '../../src/http/schemas.ts';
-import { signatureHeader } from '../../src/signature.ts';
-import { startHarness, type Harness } from '../support/harness.ts';
-import { guideExamples } from '../support/readme.ts';
 
 type Schema = Record<string, unknown>;
-const shared = sharedSchemas as unknown as Schema[];
-const reference = (schema: Schema) =>
-  fastJson(schema as never, { schema: Object.fromEntries(shared.map((s) => [s.$id as string, s])) as never });
 
-/** The get-offers serialiser writes what fast-json-stringify (Fastify's own) writes, byte for byte. */
+/**
+ * The medical quote's serialiser writes what fast-json-stringify (Fastify's own) writes, byte for
+ * byte; test/http/get-offers-serialisation.test.ts checks the route's answers.
+ */
 describe('json-writer', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness({ workers: false });
-    await h.setClock('2026-11-21T10:00:00+02:00');
-  });
-  afterAll(() => h?.close());
-
-  const bodies = guideExamples('get-offers');
-
-  const offers = (payload: string) =>
-    h.service.app.inject({
-      method: 'POST',
-      url: '/v1/get-offers',
-      headers: {
-        'content-type': 'application/json',
-        'x-hmac-signature': signatureHeader(h.demo.id, h.demo.secret, payload),
-      },
-      payload,
-    });
-
-  it.each(bodies)(
-    'answers each partner guide get-offers example as fast-json-stringify would: %s',
-    async (payload) => {
-      const res = await offers(payload);
-      expect(res.statusCode, res.body).toBe(200);
-      const product = (JSON.parse(payload) as { product: string }).product;
-      const expected = reference(quoteResponseOf(product) as unknown as Schema)(JSON.parse(res.body));
-      expect(res.body).toBe(expected);
-      // And a second time, from what the writer kept.
-      expect((await offers(payload)).body).toBe(res.body);
-    },
-  );
-
   const Line = {
     type: 'object',
     properties: {

@@ -1,7 +1,6 @@
 import Fastify from 'fastify';
-import { Histogram, Registry, type Metric } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { installMetrics, RequestDurations } from '../../src/http/metrics.ts';
+import { installMetrics } from '../../src/http/metrics.ts';
 
 describe('metrics', () => {
   it('reads the issuance outbox once a scrape for both of its gauges', async () => {
@@ -22,35 +21,44 @@ describe('metrics', () => {
     }
   });
 
-  it('prints request durations line for line as a prom-client Histogram of the same observations', async () => {
-    const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-    const theirs = new Registry();
-    const histogram = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'HTTP request latency by route, method and status',
-      labelNames: ['route', 'method', 'status'],
-      buckets,
-      registers: [theirs],
+  it('counts each request by route, method and status in the histogram dashboards read', async () => {
+    const app = Fastify();
+    const registry = installMetrics(app, {
+      ordersByStatus: async () => [],
+      queueDepth: async () => [],
+      issuanceOutbox: async () => ({ count: 0, oldestSeconds: 0 }),
     });
-    const ours = new Registry();
-    const durations = new RequestDurations(buckets);
-    ours.registerMetric(durations as unknown as Metric);
-    const seen: [string, string, number, number][] = [
-      ['/v1/get-offers', 'POST', 200, 0.4],
-      ['/v1/get-offers', 'POST', 200, 1], // on a bound: counted in it (le = less or equal)
-      ['/v1/get-offers', 'POST', 403, 7.3],
-      ['/v1/get-order', 'POST', 404, 2600], // above the last bound: +Inf only
-      ['unmatched', 'GET', 404, 0.02],
-      ['/v1/get-offers', 'POST', 200, 100],
-      ['/health', 'GET', 200, 0.0001],
+    app.get('/health', async () => 'ok');
+    app.post('/v1/get-offers', async (_req, reply) => reply.code(403).send({ error: 'Forbidden' }));
+    for (const [method, url] of [
+      ['GET', '/health'],
+      ['GET', '/health'],
+      ['POST', '/v1/get-offers'],
+      ['GET', '/nowhere'],
+    ] as const)
+      await app.inject({ method, url });
+    const text = await registry.metrics();
+    expect(text).toMatch(/^# TYPE http_request_duration_seconds histogram$/m);
+    const count = (labels: string) =>
+      new RegExp(`^http_request_duration_seconds_count\\{${labels}\\} (\\d+)$`, 'm').exec(text)?.[1];
+    expect(count('route="/health",method="GET",status="200"')).toBe('2');
+    expect(count('route="/v1/get-offers",method="POST",status="403"')).toBe('1');
+    expect(count('route="unmatched",method="GET",status="404"')).toBe('1');
+    // The buckets' bounds, in seconds, as the dashboards' queries name them; each cumulative.
+    const buckets = [
+      ...text.matchAll(
+        /^http_request_duration_seconds_bucket\{le="([^"]+)",route="\/health",method="GET",status="200"\} (\d+)$/gm,
+      ),
     ];
-    for (const [route, method, status, ms] of seen) {
-      histogram.observe({ route, method, status: String(status) }, ms / 1000);
-      durations.observe(route, method, status, ms);
-    }
-    const lines = async (r: Registry) => (await r.metrics()).split('\n').sort();
-    expect(await lines(ours)).toEqual(await lines(theirs));
-    durations.reset();
-    expect(await ours.metrics()).not.toMatch(/_count/);
+    expect(buckets.map((b) => b[1])).toEqual([
+      ...['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5'],
+      '+Inf',
+    ]);
+    const counts = buckets.map((b) => Number(b[2]));
+    expect(counts).toEqual([...counts].sort((a, b) => a - b));
+    expect(counts.at(-1)).toBe(2);
+    expect(text).toMatch(
+      /^http_request_duration_seconds_sum\{route="\/health",method="GET",status="200"\} [0-9.e-]+$/m,
+    );
   });
 });

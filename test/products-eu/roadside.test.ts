@@ -142,6 +142,22 @@ describe('roadside-assistance-eu from order to contract PDF', () => {
       expect(text).toContain(s);
   });
 
+  it('issues a car the registry holds no VIN for without vin_code (100000004)', async () => {
+    const created = await h.call('create-order', order({ vehicle: '100000004' }), partner);
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const id = created.body.id as string;
+    const paid = await h.call(
+      'confirm-order',
+      { id, payment: clockPayment(created.body.price as number) },
+      partner,
+    );
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+    const done = await h.waitForStatus(id, 'completed', { creds: partner });
+    const [issued] = done.body.products as Offer[];
+    expect(issued).toMatchObject({ product: 'roadside-assistance-eu', plate_number: 'NOV004' });
+    expect(issued).not.toHaveProperty('vin_code');
+  });
+
   it('accepts the last day of the window and ends a 15-day contract on day 15', async () => {
     const last = await h.call('create-order', order({ start_date: '2027-01-22' }), partner);
     expect(last.status, JSON.stringify(last.body)).toBe(200);

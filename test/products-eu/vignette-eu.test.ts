@@ -147,17 +147,22 @@ describe('vignette:eu quotes', () => {
     expect((await quote({ country: 'AT', validity: '7d' })).body.offers).toEqual([]);
   });
 
+  it('answers no offers, not a refusal, for a destination not on sale', async () => {
+    for (const body of [{ country: 'FR' }, { country: 'fr', vehicle: '100000001' }, { country: 'ZZ' }]) {
+      const res = await quote(body);
+      expect({ status: res.status, body: res.body }, JSON.stringify(body)).toEqual({
+        status: 200,
+        body: { offers: [] },
+      });
+    }
+  });
+
   it('answers 400 for rule breaches and 404 for an unknown vehicle', async () => {
     const cases: [Record<string, unknown>, number, string][] = [
       [
         { vehicle: '100000001', foreign_vehicle: golf },
         400,
         'Send either vehicle or foreign_vehicle, not both',
-      ],
-      [
-        { country: 'FR' },
-        400,
-        'No vignette:eu on sale for country FR; available: AT, BG, CZ, HU, RO, SK, SI, CH',
       ],
       [
         { foreign_vehicle: { registration_country: 'MD', category: 'M1' } },

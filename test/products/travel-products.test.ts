@@ -94,7 +94,8 @@ describe('medical', () => {
     );
     expect(res.body).toMatchObject({
       product: 'medical',
-      reference_exchange_rate: '1 EUR = 19.3033 MDL',
+      // One rate text form for every product (decision 0043).
+      reference_exchange_rate: '1 EUR 19.3033 MDL',
       max_interval: 365,
       min_start_date: '2026-11-21',
     });
@@ -169,7 +170,7 @@ describe('medical', () => {
         region: 'Europa',
         insurance_company: 'Donaris VIG',
         reference_price: '10.80 EUR',
-        reference_exchange_rate: '1 EUR = 19.3033 MDL',
+        reference_exchange_rate: '1 EUR 19.3033 MDL',
         insured_amount: '30000 EUR',
         file: expect.any(String),
       },

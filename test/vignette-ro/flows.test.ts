@@ -119,6 +119,16 @@ describe('before the switch (old tariff system)', () => {
     });
   });
 
+  it('issues an MD car the registry holds no VIN for without vin_code (100000004)', async () => {
+    const r = await buy({ vehicle: '100000004' }, { vehicle: '100000004' }, 'A', 10);
+    expect(r.issued).toMatchObject({
+      plate_number: 'NOV004',
+      vehicle_category: 'A-Autoturisme',
+      country: 'MD',
+    });
+    expect(r.issued).not.toHaveProperty('vin_code');
+  });
+
   it('issues a foreign car keeping the internal spaces of a German plate', async () => {
     const r = await buy({ foreign_vehicle: DE_CAR }, { foreign_vehicle: DE_CAR }, 'A', 10);
     expect(r.order.description).toBe('Rovinieta, 10 zile, Categoria A, VOLKSWAGEN GOLF M AB 1234');

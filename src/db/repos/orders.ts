@@ -1,6 +1,6 @@
+import DataLoader from 'dataloader';
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { assertTransition, type OrderStatus } from '../../domain/order-state.ts';
-import { batchedRead } from '../batched-read.ts';
 import { compiledOnce } from '../compiled.ts';
 import type { DB, NewOrderItem, OrderItemRow, OrderRow, OrdersTable } from '../schema.ts';
 
@@ -85,27 +85,33 @@ const lockOrderWithItemsStatement = compiledOnce((db, a: { id: string }) =>
 
 /**
  * The order and its items, unlocked and outside any transaction (get-order; issuance, which guards
- * each write by the status): the reads of one turn of the event loop go as one statement
- * ({@link batchedRead}), one per database.
+ * each write by the status). The reads asked for during one turn of the event loop go as one
+ * statement, at most 100 ids each (decision 0042), through one loader per database; nothing is
+ * cached, so a read still sees what was committed before it was asked for.
  */
 export function findOrderWithItems(
   db: Kysely<DB>,
   id: string,
 ): Promise<{ order: OrderRow; items: OrderItemRow[] } | undefined> {
-  let read = orderReads.get(db);
-  if (!read) {
-    read = batchedRead(async (ids) => {
-      const { rows } = await ordersWithItemsStatement(db, { ids });
-      return new Map(rows.map(({ _items, ...order }) => [order.id, { order, items: _items }]));
-    });
-    orderReads.set(db, read);
+  let loader = orderLoaders.get(db);
+  if (!loader) {
+    loader = new DataLoader(
+      async (ids: readonly string[]) => {
+        const { rows } = await ordersWithItemsStatement(db, { ids: [...ids] });
+        const found = new Map(rows.map(({ _items, ...order }) => [order.id, { order, items: _items }]));
+        return ids.map((id) => found.get(id));
+      },
+      // A turn, not DataLoader's default tick: the requests of a turn each read in a tick of their own.
+      { cache: false, maxBatchSize: 100, batchScheduleFn: (send) => setImmediate(send) },
+    );
+    orderLoaders.set(db, loader);
   }
-  return read(id);
+  return loader.load(id);
 }
 
-const orderReads = new WeakMap<
+const orderLoaders = new WeakMap<
   Kysely<DB>,
-  (id: string) => Promise<{ order: OrderRow; items: OrderItemRow[] } | undefined>
+  DataLoader<string, { order: OrderRow; items: OrderItemRow[] } | undefined>
 >();
 
 const ordersWithItemsStatement = compiledOnce((db, a: { ids: string[] }) =>

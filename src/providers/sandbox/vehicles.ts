@@ -166,7 +166,7 @@ export const FAILING_CERTIFICATE = '100000010';
 export class SandboxVehicleRegistry implements VehicleRegistry {
   private readonly byCertificate = new Map(TEST_VEHICLES.map((v) => [v.certificate, v]));
 
-  find(certificate: string): RegisteredVehicle | null {
+  async find(certificate: string): Promise<RegisteredVehicle | null> {
     return this.byCertificate.get(certificate) ?? null;
   }
 }
