@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -74,8 +75,8 @@ function inheritedEnv(): NodeJS.ProcessEnv {
  * (no npm in between, so the RSS sampled is the service's), and reads them here so that it runs the
  * service exactly as `npm start` does.
  */
-export function startScript(): { env: Record<string, string>; nodeArgs: string[] } {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+export function startScript(root = ROOT): { env: Record<string, string>; nodeArgs: string[] } {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
     scripts: { start: string };
   };
   const m = /^((?:\w+=\$\{\w+:-[^}]*\} )*)node (.*) src\/main\.ts$/.exec(pkg.scripts.start);
@@ -94,12 +95,12 @@ export function startScript(): { env: Record<string, string>; nodeArgs: string[]
 export async function startPolita(
   env: Record<string, string>,
   nodeArgs: string[] = [],
-  /** Another checkout of the service to run (bench/ab.ts), with this one's start script. */
+  /** Another checkout of the service to run (bench/ab.ts), with its own start script. */
   root = ROOT,
 ): Promise<Running> {
   const port = await freePort();
   const childEnv = inheritedEnv();
-  const start = startScript();
+  const start = startScript(root);
   const child = spawn(process.execPath, [...start.nodeArgs, ...nodeArgs, 'src/main.ts'], {
     cwd: root,
     // The rate limiter runs and counts as in production; the limit is above what the load sends
