@@ -30,9 +30,12 @@ export async function partnerRoutes(app: App, svc: Services): Promise<void> {
     { schema: { ...doc('Quote prices for one product', 'getOffers'), ...routes.getOffers } },
     async (req, reply) => {
       const offers = await quote(svc, req.partner, req.body);
-      if (req.body.product !== 'medical') return offers;
       reply.type('application/json; charset=utf-8');
-      return writeMedicalQuote(offers);
+      if (req.body.product === 'medical') return writeMedicalQuote(offers);
+      // The product's own 200 shape, not the route's union of them: serialising a union first
+      // validates the answer against each branch (Fastify compiles and keeps the function).
+      reply.serializer(reply.compileSerializationSchema(quoteResponseOf(req.body.product), '200'));
+      return offers;
     },
   );
   app.post(
