@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { badRequest } from '../domain/errors.ts';
 import { INSUFFICIENT, WALLET_PAYMENT, walletPaymentRecord, walletRefusal } from '../domain/wallet.ts';
 import type { Db } from '../db/database.ts';
@@ -48,7 +49,7 @@ const batchesOf = new WeakMap<Services, KeyedBatches<Booking, WalletPayment>>();
 function batches(svc: Services): KeyedBatches<Booking, WalletPayment> {
   let b = batchesOf.get(svc);
   if (!b) {
-    b = new KeyedBatches((_partner, jobs) => bookWalletPayments(svc.db, jobs));
+    b = new KeyedBatches((_partner, jobs) => bookWalletPayments(svc.db, jobs, svc.log));
     batchesOf.set(svc, b);
   }
   return b;
@@ -59,9 +60,14 @@ function batches(svc: Services): KeyedBatches<Booking, WalletPayment> {
  * a payment alone) for those judged by the same rules, which is all of them but at the instant a
  * product's payability window opens or closes. A payment refused or short of money changes nothing
  * and the others go on. If a statement of several fails, it changed nothing, and each of its
- * payments runs again alone, so that whatever failed it fails only its own.
+ * payments runs again alone, so that whatever failed it fails only its own; that is logged, since
+ * the batch statement should not fail where the single one does not.
  */
-export async function bookWalletPayments(db: Db, jobs: Booking[]): Promise<Settled<WalletPayment>[]> {
+export async function bookWalletPayments(
+  db: Db,
+  jobs: Booking[],
+  log?: Pick<Logger, 'warn'>,
+): Promise<Settled<WalletPayment>[]> {
   const results: Settled<WalletPayment>[] = [];
   const groups = new Map<string, number[]>();
   jobs.forEach((job, i) => {
@@ -82,6 +88,10 @@ export async function bookWalletPayments(db: Db, jobs: Booking[]): Promise<Settl
     if (paid.ok) {
       group.forEach((i, k) => (results[i] = { ok: true, value: paid.value[k]! }));
     } else {
+      log?.warn(
+        { err: paid.error, partner: jobs[group[0]!]!.partnerId, payments: group.length },
+        'a batch of wallet payments failed; each runs again alone',
+      );
       for (const i of group) results[i] = await settled(payOrderFromWallet(db, jobs[i]!));
     }
   }
