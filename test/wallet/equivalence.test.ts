@@ -15,7 +15,7 @@ import { credit, rcaOffers, reasonError, type RcaOffer } from './support.ts';
 
 /**
  * One partner's wallet payments, one at a time and as one batch, against the wallet's rules
- * (src/domain/wallet.ts; decision 0034). Each generated case (the wallet's balances, the spending
+ * (src/domain/wallet.ts; decision 0065). Each generated case (the wallet's balances, the spending
  * switch, orders of any price, products, status, age and owner, and the payments' order of
  * arrival, repeats and unknown ids included) is built twice from scratch. One copy is paid one
  * request at a time through pay-order-from-balance, so each payment takes the single statement; the
