@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { signatureHeader } from '../src/signature.ts';
-import type { Running } from './processes.ts';
+import { threadCpu, type Running } from './processes.ts';
 import { walletAnchor, type WalletWindow } from './anchors.ts';
 import { pooled, WARMUP_SECONDS, type Body, type Load, type Scenario } from './scenarios.ts';
 
@@ -17,12 +19,17 @@ interface Partner {
  * one per draft, as fast as `connections` connections go, in four windows that alternate with
  * four of the bare wallet transaction (the row's anchor) when the context offers it. With one
  * partner every payment queues on the same wallet row lock: the hot-wallet case.
+ *
+ * It also prints what a measured payment cost in CPU: the service's process (every thread) and the
+ * PostgreSQL backends serving the service's database, from the scheduler's counts in /proc. On this
+ * shared machine a rate moves with everyone else's load; the CPU a payment takes moves much less,
+ * so a change to the payment is judged by it (CONTRIBUTING.md, "Performance").
  */
 export function payments(name: string, item: Body, partners: number, perSecond = 1500): Scenario {
   return {
     name,
     workers: false,
-    async run(target, { seconds, connections, settle, walletTx }) {
+    async run(target, { seconds, connections, settle, walletTx, database }) {
       const tag = randomBytes(3).toString('hex');
       const owners: Partner[] = [];
       for (let i = 0; i < partners; i++) {
@@ -58,13 +65,20 @@ export function payments(name: string, item: Body, partners: number, perSecond =
         });
       }
 
+      const cpu = await cpuMeter(target.pid, database.url);
+      const reported = <T>(result: Promise<T>) =>
+        result.finally(() => {
+          console.log(`${name}: ${cpu.summary()}`);
+          return cpu.close();
+        });
       let next = 0;
       const headers = { 'content-type': 'application/json' };
       // `amount`: one payment per draft, then stop (duration is ignored).
       // autocannon stops a fixed-amount run on its next one-second tick and reports whole seconds:
       // the window is timed here, from the start to the last reply.
-      const load = async (amount: number): Promise<Load> => {
+      const load = async (amount: number, measured = true): Promise<Load> => {
         const latencies: number[] = [];
+        const before = measured ? await cpu.read() : undefined;
         const startedAt = performance.now();
         let lastReplyAt = startedAt;
         const run = autocannon({
@@ -96,6 +110,7 @@ export function payments(name: string, item: Body, partners: number, perSecond =
           if (status >= 200 && status < 300) latencies.push(ms);
         });
         const r = await run;
+        if (before) cpu.add(before, await cpu.read(), amount);
         return Object.assign(r, {
           duration: (lastReplyAt - startedAt) / 1000,
           latencies: latencies.sort((a, b) => a - b),
@@ -103,33 +118,93 @@ export function payments(name: string, item: Body, partners: number, perSecond =
       };
       const measured = drafts.length - warmup;
       if (!walletTx) {
-        await settle();
-        // The first drafts are paid unmeasured, while V8 compiles the payment path.
-        if (warmup > 0) await load(warmup);
-        return pooled([await load(measured)]);
+        return reported(
+          (async () => {
+            await settle();
+            // The first drafts are paid unmeasured, while V8 compiles the payment path.
+            if (warmup > 0) await load(warmup, false);
+            return pooled([await load(measured)]);
+          })(),
+        );
       }
       // The bare transaction's windows alternate with the service's, four of each (bare, service,
       // service, bare, …), as get-offers does with the bare server: the machine's speed drifts
       // by a third within minutes, and both sides sample the same minutes.
-      return walletTx(partners, async (bare) => {
-        await settle();
-        if (warmup > 0) await load(warmup);
-        const windows: { service: Load[]; bare: WalletWindow[] } = { service: [], bare: [] };
-        for (let i = 0; i < ROUNDS; i++) {
-          for (const side of i % 2 === 0 ? (['bare', 'service'] as const) : (['service', 'bare'] as const)) {
-            if (side === 'bare') windows.bare.push(await bare(seconds / ROUNDS));
-            else {
-              const amount =
-                i === ROUNDS - 1
-                  ? measured - (ROUNDS - 1) * Math.floor(measured / ROUNDS)
-                  : Math.floor(measured / ROUNDS);
-              windows.service.push(await load(amount));
+      return reported(
+        walletTx(partners, async (bare) => {
+          await settle();
+          if (warmup > 0) await load(warmup, false);
+          const windows: { service: Load[]; bare: WalletWindow[] } = { service: [], bare: [] };
+          for (let i = 0; i < ROUNDS; i++) {
+            for (const side of i % 2 === 0
+              ? (['bare', 'service'] as const)
+              : (['service', 'bare'] as const)) {
+              if (side === 'bare') windows.bare.push(await bare(seconds / ROUNDS));
+              else {
+                const amount =
+                  i === ROUNDS - 1
+                    ? measured - (ROUNDS - 1) * Math.floor(measured / ROUNDS)
+                    : Math.floor(measured / ROUNDS);
+                windows.service.push(await load(amount));
+              }
             }
           }
-        }
-        return { ...pooled(windows.service), anchor: walletAnchor(partners, windows.bare) };
-      });
+          return { ...pooled(windows.service), anchor: walletAnchor(partners, windows.bare) };
+        }),
+      );
     },
+  };
+}
+
+/**
+ * CPU a payment, over the measured windows only: the service's threads (schedstat) and the client
+ * backends of its database (pg_stat_activity's pids, /proc/<pid>/schedstat; the server runs on this
+ * machine, embedded or not), read before and after each window. Autovacuum's workers are left out:
+ * when one runs is the server's choice, and it would move the figure by more than a change does.
+ */
+async function cpuMeter(servicePid: number, databaseUrl: string) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const own = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+  const total = { serviceMs: 0, databaseMs: 0, payments: 0 };
+  const nsOf = (pid: number) => {
+    try {
+      return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      return undefined; // it ended
+    }
+  };
+  type Reading = { serviceMs: number; backends: Map<number, number> };
+  return {
+    async read(): Promise<Reading> {
+      const { rows } = await client.query<{ pid: number }>(
+        `select pid from pg_stat_activity
+         where datname = current_database() and backend_type = 'client backend' and pid <> $1`,
+        [own],
+      );
+      const backends = new Map<number, number>();
+      for (const { pid } of rows) {
+        const ns = nsOf(pid);
+        if (ns !== undefined) backends.set(pid, ns);
+      }
+      let serviceMs = 0;
+      for (const ms of threadCpu(servicePid).values()) serviceMs += ms;
+      return { serviceMs, backends };
+    },
+    /** A backend that started within the window counts whole; one that ended within it is lost. */
+    add(from: Reading, to: Reading, payments: number) {
+      total.serviceMs += to.serviceMs - from.serviceMs;
+      for (const [pid, ns] of to.backends) total.databaseMs += (ns - (from.backends.get(pid) ?? 0)) / 1e6;
+      total.payments += payments;
+    },
+    summary() {
+      const us = (ms: number) => Math.round((ms * 1000) / total.payments);
+      return total.payments === 0
+        ? 'no measured payments'
+        : `CPU a payment: service ${us(total.serviceMs)} µs, database backends ${us(total.databaseMs)} µs, ` +
+            `together ${us(total.serviceMs + total.databaseMs)} µs (${total.payments} payments)`;
+    },
+    close: () => client.end(),
   };
 }
 

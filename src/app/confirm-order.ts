@@ -1,15 +1,12 @@
-import type { Transaction } from 'kysely';
-import { badRequest, DomainError, notPayable, orderNotFound, productRule } from '../domain/errors.ts';
+import { badRequest, notPayable, orderNotFound, productRule } from '../domain/errors.ts';
 import { formatAmount, mdlToBani } from '../domain/money.ts';
-import { effectiveStatus } from '../domain/order-state.ts';
+import { paymentRefusal } from '../domain/payment.ts';
 import { isoLocal } from '../domain/time.ts';
 import { queueIssuance } from '../db/repos/issuance-outbox.ts';
 import { lockOrderWithItems, transition } from '../db/repos/orders.ts';
-import type { DB, OrderItemRow, OrderRow, PartnerRow, PaymentData } from '../db/schema.ts';
-import { PRODUCT_MODULES } from '../products/registry.ts';
-import type { PayableWindow, ProductModule } from '../products/types.ts';
+import type { OrderItemRow, OrderRow, PartnerRow, PaymentData } from '../db/schema.ts';
 import { orderView } from './order-view.ts';
-import { catalogueOf, productContext } from './product-context.ts';
+import { payableOrder, payableWindows } from './payability.ts';
 import type { Services } from './services.ts';
 
 export interface PaymentInput {
@@ -23,68 +20,22 @@ export interface PaymentInput {
 
 const PAID_AT_SLACK_MS = 5 * 60_000;
 
-/**
- * Loads the order for payment under a row lock and applies the checks every payment path shares,
- * in the order of decision 0005: ownership, then the products' own payability rules (the RO
- * tariff switch), before any status check.
- */
-export async function lockForPayment(
-  svc: Services,
-  trx: Transaction<DB>,
-  partner: PartnerRow,
-  id: string,
-  now: number,
-): Promise<{ order: OrderRow; items: OrderItemRow[] }> {
-  return checkLocked(svc, partner, await lockOrderWithItems(trx, id), now);
-}
-
-/** lockForPayment's checks on an order its caller has locked (with its items) by other means. */
-export function checkLocked(
-  svc: Services,
-  partner: PartnerRow,
-  locked: { order: OrderRow; items: OrderItemRow[] } | undefined,
-  now: number,
-): { order: OrderRow; items: OrderItemRow[] } {
-  if (!locked || locked.order.partner_id !== partner.id) throw orderNotFound();
-  const { order, items } = locked;
-  const status = effectiveStatus(order.status, order.expires_at.getTime(), now);
-  if (status === 'draft' || status === 'expired') {
-    const windows = payableWindows(svc, partner, now);
-    const created = order.created_at.getTime();
-    for (const item of items) {
-      const w = windows.get(item.product);
-      if (w && !(created >= w.from && created < w.until)) throw productRule(w.reason);
-    }
-  }
-  return { order, items };
-}
-
-/** The products' payability windows now (the RO tariff switch), by product code: those that have one. */
-export function payableWindows(svc: Services, partner: PartnerRow, now: number): Map<string, PayableWindow> {
-  const ctx = productContext(svc, now, partner);
-  const windows = new Map<string, PayableWindow>();
-  for (const m of PRODUCT_MODULES as readonly ProductModule[]) {
-    const w = m.payableWindow?.(ctx, catalogueOf(svc, m));
-    if (w) windows.set(m.product, w);
-  }
-  return windows;
-}
-
 export async function confirmOrder(svc: Services, partner: PartnerRow, id: string, payment: PaymentInput) {
   const now = await svc.clock.now();
   const view = await svc.db.transaction().execute(async (trx) => {
-    let locked;
-    try {
-      locked = await lockForPayment(svc, trx, partner, id, now);
-    } catch (err) {
-      // On confirm-order a product's payability rule is answered `[API] Order <id>: <reason>`.
-      if (err instanceof DomainError && err.code === 'product_rule')
-        throw productRule(`Order ${id}: ${err.reason}`);
-      throw err;
-    }
+    // Under the order's row lock, the checks every payment shares (decision 0005), answered here
+    // as confirm-order answers them.
+    const locked = await lockOrderWithItems(trx, id);
+    const refused = paymentRefusal({
+      partnerId: partner.id,
+      order: locked && payableOrder(locked),
+      windows: payableWindows(svc, partner, now),
+      now,
+    });
+    if (!locked || refused?.check === 'order') throw orderNotFound();
+    if (refused?.check === 'window') throw productRule(`Order ${id}: ${refused.reason}`);
     const { order, items } = locked;
-    const status = effectiveStatus(order.status, order.expires_at.getTime(), now);
-    if (status !== 'draft') {
+    if (refused?.check === 'status') {
       const prior = order.payment;
       if (
         order.payment_method === 'customer' &&
@@ -93,7 +44,7 @@ export async function confirmOrder(svc: Services, partner: PartnerRow, id: strin
       ) {
         return present(svc, order, items, now); // a terminal retrying a payment that already went through
       }
-      throw notPayable(status);
+      throw notPayable(refused.status);
     }
     const stored = validatePayment(order, payment, now);
     const at = new Date(now);

@@ -1,6 +1,6 @@
-import { badRequest, DomainError, forbidden, notPayable } from '../domain/errors.ts';
-import { effectiveStatus } from '../domain/order-state.ts';
-import { INSUFFICIENT, NO_WALLET, SPENDING_DISABLED } from '../domain/wallet.ts';
+import type { Logger } from 'pino';
+import { badRequest } from '../domain/errors.ts';
+import { INSUFFICIENT, WALLET_PAYMENT, walletPaymentRecord, walletRefusal } from '../domain/wallet.ts';
 import type { Db } from '../db/database.ts';
 import {
   findWallet,
@@ -11,8 +11,8 @@ import {
 } from '../db/repos/wallets.ts';
 import type { PartnerRow } from '../db/schema.ts';
 import { balanceSpendingEnabled, SPENDING_KEY } from './admin/settings.ts';
-import { checkLocked, payableWindows } from './confirm-order.ts';
 import { GET_ORDER_DATES, orderView } from './order-view.ts';
+import { payableOrder, payableWindows } from './payability.ts';
 import type { Services } from './services.ts';
 import { KeyedBatches, type Settled } from './wallet-gate.ts';
 
@@ -49,7 +49,7 @@ const batchesOf = new WeakMap<Services, KeyedBatches<Booking, WalletPayment>>();
 function batches(svc: Services): KeyedBatches<Booking, WalletPayment> {
   let b = batchesOf.get(svc);
   if (!b) {
-    b = new KeyedBatches((_partner, jobs) => bookWalletPayments(svc.db, jobs));
+    b = new KeyedBatches((_partner, jobs) => bookWalletPayments(svc.db, jobs, svc.log));
     batchesOf.set(svc, b);
   }
   return b;
@@ -60,9 +60,14 @@ function batches(svc: Services): KeyedBatches<Booking, WalletPayment> {
  * a payment alone) for those judged by the same rules, which is all of them but at the instant a
  * product's payability window opens or closes. A payment refused or short of money changes nothing
  * and the others go on. If a statement of several fails, it changed nothing, and each of its
- * payments runs again alone, so that whatever failed it fails only its own.
+ * payments runs again alone, so that whatever failed it fails only its own; that is logged, since
+ * the batch statement should not fail where the single one does not.
  */
-export async function bookWalletPayments(db: Db, jobs: Booking[]): Promise<Settled<WalletPayment>[]> {
+export async function bookWalletPayments(
+  db: Db,
+  jobs: Booking[],
+  log?: Pick<Logger, 'warn'>,
+): Promise<Settled<WalletPayment>[]> {
   const results: Settled<WalletPayment>[] = [];
   const groups = new Map<string, number[]>();
   jobs.forEach((job, i) => {
@@ -83,6 +88,10 @@ export async function bookWalletPayments(db: Db, jobs: Booking[]): Promise<Settl
     if (paid.ok) {
       group.forEach((i, k) => (results[i] = { ok: true, value: paid.value[k]! }));
     } else {
+      log?.warn(
+        { err: paid.error, partner: jobs[group[0]!]!.partnerId, payments: group.length },
+        'a batch of wallet payments failed; each runs again alone',
+      );
       for (const i of group) results[i] = await settled(payOrderFromWallet(db, jobs[i]!));
     }
   }
@@ -115,8 +124,8 @@ async function pay(svc: Services, partner: PartnerRow, id: string, now: number) 
       eligible: svc.catalogue.common.wallet_eligible_products,
       windows: payableWindows(svc, partner, now),
     },
-    payment: { transaction_id: `wallet:${id}`, paid_at: now, currency: 'MDL' },
-    reason: 'wallet payment',
+    payment: walletPaymentRecord(id, now),
+    reason: WALLET_PAYMENT.reason,
     actor: `partner:${partner.id}`,
     at: new Date(now),
   });
@@ -136,29 +145,24 @@ async function pay(svc: Services, partner: PartnerRow, id: string, now: number) 
 }
 
 /**
- * Throws the answer of the first check of decision 0012 that refuses this payment now, read in
- * one round trip outside any transaction (the order, its items, the wallet's existence, the
- * spending switch); returns when every check passes.
+ * Throws the answer of the first check of decision 0012 that refuses this payment now
+ * (walletRefusal), on what one round trip outside any transaction reads (the order, its items,
+ * the wallet's existence, the spending switch); returns when every check passes.
  */
 async function refusal(svc: Services, partner: PartnerRow, id: string, now: number): Promise<void> {
-  const first = await readOrderForWalletPayment(svc.db, id, partner.id, SPENDING_KEY);
-  const hasWallet = first ? first.hasWallet : !!(await findWallet(svc.db, partner.id));
-  if (!hasWallet) throw forbidden(NO_WALLET);
-  const spending = first ? (first.spending ?? true) : await balanceSpendingEnabled(svc.db);
-  if (!spending) throw forbidden(SPENDING_DISABLED);
-  let locked;
-  try {
-    locked = checkLocked(svc, partner, first, now);
-  } catch (err) {
-    // Here a product's payability rule (the RO tariff switch) is a plain 400 with the bare reason.
-    if (err instanceof DomainError && err.code === 'product_rule') throw badRequest(err.reason);
-    throw err;
-  }
-  const { order, items } = locked;
-  const status = effectiveStatus(order.status, order.expires_at.getTime(), now);
-  if (status !== 'draft') throw notPayable(status);
-  const eligible = svc.catalogue.common.wallet_eligible_products;
-  if (!items.every((it) => eligible.includes(it.product))) {
-    throw badRequest('Balance cannot be applied to this order');
-  }
+  const read = await readOrderForWalletPayment(svc.db, id, partner.id, SPENDING_KEY);
+  const [hasWallet, spending] = read
+    ? [read.hasWallet, read.spending]
+    : await Promise.all([findWallet(svc.db, partner.id).then((w) => !!w), balanceSpendingEnabled(svc.db)]);
+  const refused = walletRefusal({
+    partnerId: partner.id,
+    hasWallet,
+    // As the statement reads the switch: on unless it is false.
+    spendingEnabled: spending !== false,
+    order: read && payableOrder(read),
+    windows: payableWindows(svc, partner, now),
+    eligible: svc.catalogue.common.wallet_eligible_products,
+    now,
+  });
+  if (refused) throw refused.error;
 }

@@ -1,6 +1,13 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import { assertTransition } from '../../domain/order-state.ts';
-import type { SpendableWallet } from '../../domain/wallet.ts';
+import {
+  PAYING_SUB_WALLETS,
+  RECEIPT_PREFIX,
+  WALLET_CHECKS,
+  WALLET_PAYMENT,
+  type SpendableWallet,
+  type WalletCheck,
+} from '../../domain/wallet.ts';
 import { compiledOnce } from '../compiled.ts';
 import type { DB, LedgerEntriesTable, OrderItemRow, OrderRow, SubWallet, WalletRow } from '../schema.ts';
 
@@ -172,27 +179,22 @@ interface WalletPayer {
  * One wallet payment, in one round trip: one statement, its own transaction (autocommit) on the
  * service's database, which checks, pays and books, or changes nothing.
  *
- * It locks the order while it is this partner's unexpired draft and every check of decision 0012
- * that precedes the balance passes ({@link payableGuards}). Then it locks the wallet (order first,
- * wallet second, as everywhere); chooses the sub-wallet (promo when it alone covers the price, else
- * online; this rule is written here and in {@link payOrdersFromWallet}); moves the order draft →
- * paid with its payment (the receipt naming the ledger entry and the sub-wallet) and its event, as
- * transition() does; debits the sub-wallet and appends the ledger entry with its balance_after;
- * queues the order for issuance (the outbox); and answers the paid order. Either all of it happens
- * or none: the debit is joined to the order's move, the entry to the debit, and the statement is
- * atomic.
+ * It locks the order while every check of decision 0012 before the balance passes
+ * ({@link payableGuards}). Then it locks the wallet (order first, wallet second, as everywhere);
+ * chooses the sub-wallet ({@link payingSubWalletSql}); and books what it decided
+ * ({@link bookDecided}): the order moves draft → paid with its payment and event, the sub-wallet is
+ * debited, the ledger entry appended, the order queued for issuance, and the paid order answered.
+ * Either all of it happens or none: the statement is atomic, and it raises if a covered payment
+ * was not booked whole.
  *
  * Every payment of a partner queues on the wallet row, so the row is held only while the server
  * runs this statement and commits it, never across a round trip to the service (decision 0026).
- * The entry's id is drawn first, so the order's receipt can name it
- * in the same statement. A free order debits nothing and books no entry (amounts are never zero):
- * its receipt is `wallet:0`, from promo.
  */
 export async function payOrderFromWallet(
   db: Conn,
   p: WalletPayer & WalletPaymentJob,
 ): Promise<WalletPayment> {
-  assertTransition('draft', 'paid');
+  assertTransition(WALLET_PAYMENT.from, WALLET_PAYMENT.to);
   const { rows } = await payStatement(db, {
     ...guardArgs(p),
     id: p.orderId,
@@ -209,23 +211,20 @@ export async function payOrderFromWallet(
  * and one round trip a payment limit how fast one wallet can pay (decision 0026). A payment alone
  * goes through payOrderFromWallet, whose statement costs the server less.
  *
- * It locks, in id order, each job's order while it is this partner's unexpired draft at the job's
- * instant and the checks before the balance pass ({@link payableGuards}). An order named twice is
- * paid at most once, by its first job; the second is refused, as it would be a moment later. Then
- * it locks the wallet (orders first, wallet second, as everywhere, so two batches never wait on
- * each other in a cycle), and goes through the locked orders in the jobs' order, choosing each
- * one's sub-wallet over the balances the earlier ones left. A payment neither covers changes
- * nothing, and the next is judged on the same balances. The wallet takes the last balances; each
- * covered payment moves its order, appends its ledger entry with its balance_after (the entries'
- * ids drawn in the payments' order: reconciliation's running sums follow ids), its event and its
- * place in the outbox. The statement raises, changing nothing, if any covered payment was not
- * booked whole.
+ * It locks, in id order, each job's order while the checks before the balance pass at the job's
+ * instant ({@link payableGuards}). An order named twice is paid at most once, by its first job; the
+ * second is refused, as it would be a moment later. Then it locks the wallet (orders first, wallet
+ * second, as everywhere, so two batches never wait on each other in a cycle), and goes through the
+ * locked orders in the jobs' order, choosing each one's sub-wallet over the balances the earlier
+ * ones left. A payment none covers changes nothing, and the next is judged on the same balances.
+ * Then it books what it decided as the single payment does ({@link bookDecided}), the entries' ids
+ * drawn in the payments' order (reconciliation's running sums follow ids).
  */
 export async function payOrdersFromWallet(
   db: Conn,
   p: WalletPayer & { jobs: readonly WalletPaymentJob[] },
 ): Promise<WalletPayment[]> {
-  assertTransition('draft', 'paid');
+  assertTransition(WALLET_PAYMENT.from, WALLET_PAYMENT.to);
   const { rows } = await payBatchStatement(db, {
     ...guardArgs(p),
     jobs: JSON.stringify(p.jobs.map((j) => ({ id: j.orderId, payment: j.payment, at: j.at.toISOString() }))),
@@ -278,78 +277,155 @@ function guardArgs(p: WalletPayer): GuardArgs {
 }
 
 /**
- * The checks of decision 0012 that precede the balance, on the row of `orders`: the partner has
- * a wallet, the operator's spending switch is not off, every product is wallet-eligible, and the
- * order's creation time lies in each of its products' payability windows (the RO tariff switch).
+ * Each check of decision 0012 before the balance (walletRefusal, src/domain/wallet.ts), as the
+ * condition on the row of `orders` under which it passes at the payment's instant `at`. One per
+ * check of WALLET_CHECKS, which the type demands: a check added to the rule does not compile until
+ * the statements apply it too.
  */
-const payableGuards = (a: GuardArgs) => sql<boolean>`
-        exists (select 1 from wallets w where w.partner_id = ${a.partnerId})
-        and coalesce((select s.value from settings s where s.key = ${a.spendingKey}), 'true') <> 'false'::jsonb
-        and not exists (
-          select 1 from order_items i
-          where i.order_id = orders.id and i.product <> all (${a.eligible}::text[]))
-        and not exists (
+const passes = (a: GuardArgs, at: RawBuilder<unknown>): Record<WalletCheck, RawBuilder<boolean>> => ({
+  wallet: sql`exists (select 1 from wallets w where w.partner_id = ${a.partnerId})`,
+  // As the rule reads the switch: on unless it is false.
+  spending: sql`coalesce((select s.value from settings s where s.key = ${a.spendingKey}), 'true') <> 'false'::jsonb`,
+  order: sql`orders.partner_id = ${a.partnerId}`,
+  // inWindow (src/domain/payment.ts) for each item whose product has a window.
+  window: sql`not exists (
           select 1 from order_items i
           join unnest(${a.windowProducts}::text[], ${a.windowFrom}::timestamptz[], ${a.windowUntil}::timestamptz[])
             as r (product, from_at, until_at) on r.product = i.product
-          where i.order_id = orders.id and not (orders.created_at >= r.from_at and orders.created_at < r.until_at))`;
+          where i.order_id = orders.id and not (orders.created_at >= r.from_at and orders.created_at < r.until_at))`,
+  // A draft whose effectiveStatus is still draft: its expiry instant not yet reached.
+  status: sql`orders.status = ${sql.lit(WALLET_PAYMENT.from)} and orders.expires_at > ${at}`,
+  // walletEligible: no item of a product outside the list.
+  eligible: sql`not exists (
+          select 1 from order_items i
+          where i.order_id = orders.id and i.product <> all (${a.eligible}::text[]))`,
+});
+
+/** Every check of decision 0012 before the balance passes: the order may be locked for payment. */
+const payableGuards = (a: GuardArgs, at: RawBuilder<unknown>) => {
+  const pass = passes(a, at);
+  return sql<boolean>`${sql.join(
+    WALLET_CHECKS.map((check) => pass[check]),
+    sql`\n        and `,
+  )}`;
+};
+
+/**
+ * payingSubWallet (src/domain/wallet.ts) in SQL, built from the same list: the first of
+ * PAYING_SUB_WALLETS whose balance in the row `balances` covers `price`, else null.
+ */
+const payingSubWalletSql = (balances: string, price: RawBuilder<unknown>) =>
+  sql<SpendableWallet | null>`case ${sql.join(
+    PAYING_SUB_WALLETS.map((w) => sql`when ${sql.ref(`${balances}.${w}`)} >= ${price} then ${sql.lit(w)}`),
+    sql` `,
+  )} end`;
+
+/** Each paying sub-wallet's balance after `sub` paid `price` out of the row `balances`, as columns named after them. */
+const balancesAfter = (balances: string, sub: RawBuilder<unknown>, price: RawBuilder<unknown>) =>
+  sql.join(
+    PAYING_SUB_WALLETS.map(
+      (w) =>
+        sql`${sql.ref(`${balances}.${w}`)} - case when ${sub} = ${sql.lit(w)} then ${price} else 0 end as ${sql.id(w)}`,
+    ),
+  );
+
+const PAYING_COLUMNS = sql.join(PAYING_SUB_WALLETS.map((w) => sql.id(w)));
+
+/**
+ * The decided payments `decided` (one row each: the job's number n, the order's id and price, the
+ * payment and instant, the paying sub-wallet `sub` or null, and each sub-wallet's balance after it)
+ * with the sub-wallet's balance after it and its ledger entry's id, drawn in the jobs' order (a
+ * volatile output is computed after the sort) and only for a payment that books one (booksEntry).
+ */
+const decided = (rows: RawBuilder<unknown>) => sql`x as (
+      select p.*,
+             case p.sub ${sql.join(
+               PAYING_SUB_WALLETS.map((w) => sql`when ${sql.lit(w)} then ${sql.ref(`p.${w}`)}`),
+               sql` `,
+             )} end as balance_after,
+             case when p.sub is not null and p.price > 0
+                  then nextval('ledger_entries_id_seq'::regclass) end as entry_id
+      from (${rows}) p
+      order by p.n
+    )`;
+
+/**
+ * What a wallet payment does once `x` ({@link decided}) has decided it, the same for one payment
+ * and a batch: the order moves from WALLET_PAYMENT.from to .to with its payment (the receipt naming
+ * the ledger entry and the sub-wallet) and its event, as transition() does; the wallet takes the
+ * balances the last booked payment left; each booked payment appends its entry with its
+ * balance_after; each paid order is queued for issuance (the outbox). One answer row per job of
+ * `job`, in order: what it did and the paid order. It raises, changing nothing, if a covered
+ * payment was not booked whole. `orderKey` names the orders by key again, so the planner finds
+ * them by index.
+ */
+const bookDecided = (a: GuardArgs, orderKey: RawBuilder<boolean>) => sql`
+    o as (
+      update orders set
+        status = ${sql.lit(WALLET_PAYMENT.to)},
+        payment = x.payment || jsonb_build_object(
+          'amount_bani', x.price, 'receipt_id', ${sql.lit(RECEIPT_PREFIX)} || coalesce(x.entry_id, 0), 'wallet', x.sub),
+        payment_method = ${sql.lit(WALLET_PAYMENT.method)},
+        paid_at = x.at,
+        updated_at = x.at
+      from x where orders.id = x.id and orders.status = ${sql.lit(WALLET_PAYMENT.from)} and x.sub is not null
+        and ${orderKey}
+      returning orders.*
+    ), booked as (
+      -- Every covered payment moved its order, or the statement raises (whole).
+      select * from x where entry_id is not null
+    ), d as (
+      update wallets set ${sql.join(PAYING_SUB_WALLETS.map((w) => sql`${sql.id(w)} = ${sql.ref(`last.${w}`)}`))},
+                         updated_at = (select max(at) from booked)
+      from (select * from booked order by n desc limit 1) last
+      where wallets.partner_id = ${a.partnerId}
+      returning 1
+    ), l as (
+      insert into ledger_entries
+        (id, partner_id, wallet, amount, balance_after, kind, order_id, reference, actor, created_at)
+      select entry_id, ${a.partnerId}, sub, -price, balance_after, 'payment', id, null, ${a.actor}, at
+      from booked
+    ), e as (
+      insert into order_events (order_id, from_status, to_status, reason, actor, at)
+      select o.id, ${sql.lit(WALLET_PAYMENT.from)}, ${sql.lit(WALLET_PAYMENT.to)}, ${a.reason}::text, ${a.actor}::text, o.paid_at
+      from o
+    ), q as (
+      insert into issuance_outbox (order_id, queued_at) select o.id, o.paid_at from o
+    ), whole as (
+      -- Never false: every covered payment moved its order and the wallet was debited if any booked.
+      -- If it were, the statement raises and nothing of it commits.
+      select (select count(*) from o) = (select count(*) from x where sub is not null)
+         and (select count(*) from d) = (select least(count(*), 1) from booked) as ok
+    )
+    select job.n as _n, x.id is not null as _found, x.sub as _wallet, x.entry_id as _entry_id,
+           o.id is not null as _moved,
+           case when not whole.ok
+                then polita_refuse('wallet payments not booked whole for partner ' || ${a.partnerId}) end as _refused,
+           o.*
+    from job cross join whole
+    left join x on x.n = job.n
+    left join o on o.id = x.id
+    order by job.n`;
 
 const payStatement = compiledOnce((db, a: GuardArgs & { id: string; at: Date; payment: string }) => {
   const at = sql`${a.at}::timestamptz`;
   const statement = sql<PayRow>`
-    with ol as (
+    with job as (
+      select 1::bigint as n
+    ), ol as (
       select id, price from orders
-      where id = ${a.id} and partner_id = ${a.partnerId} and status = 'draft' and expires_at > ${at}
-        and ${payableGuards(a)}
+      where id = ${a.id}
+        and ${payableGuards(a, at)}
       for update
     ), w as (
-      select ol.price,
-             case when wallets.promo >= ol.price then 'promo' when wallets.online >= ol.price then 'online' end as sub
+      select ol.id, ol.price, ${payingSubWalletSql('wallets', sql`ol.price`)} as sub,
+             ${sql.join(PAYING_SUB_WALLETS.map((w) => sql.ref(`wallets.${w}`)))}
       from wallets, ol where wallets.partner_id = ${a.partnerId}
       for update of wallets
-    ), x as (
-      select sub, price, case when sub is not null and price > 0
-                              then nextval('ledger_entries_id_seq'::regclass) end as entry_id
-      from w
-    ), o as (
-      update orders set
-        status = 'paid',
-        payment = ${a.payment}::jsonb || jsonb_build_object(
-          'amount_bani', x.price, 'receipt_id', 'wallet:' || coalesce(x.entry_id, 0), 'wallet', x.sub),
-        payment_method = 'wallet',
-        paid_at = ${at},
-        updated_at = ${at}
-      from ol, x where orders.id = ol.id and orders.status = 'draft' and x.sub is not null
-      returning orders.*
-    ), d as (
-      update wallets set
-        promo = case when x.sub = 'promo' then wallets.promo - x.price else wallets.promo end,
-        online = case when x.sub = 'online' then wallets.online - x.price else wallets.online end,
-        updated_at = ${at}
-      from x, o where wallets.partner_id = ${a.partnerId} and x.entry_id is not null
-      returning x.sub, x.entry_id, x.price,
-                case when x.sub = 'promo' then wallets.promo else wallets.online end as balance_after
-    ), l as (
-      insert into ledger_entries
-        (id, partner_id, wallet, amount, balance_after, kind, order_id, reference, actor, created_at)
-      select d.entry_id, ${a.partnerId}, d.sub, -d.price, d.balance_after, 'payment', ${a.id}, null,
-             ${a.actor}, ${at}
-      from d
-    ), e as (
-      insert into order_events (order_id, from_status, to_status, reason, actor, at)
-      select o.id, 'draft', 'paid', ${a.reason}::text, ${a.actor}::text, ${at} from o
-      returning id
-    ), q as (
-      insert into issuance_outbox (order_id, queued_at) select o.id, ${at} from o
-    )
-    select 1 as _n, exists (select 1 from ol) as _found, x.sub as _wallet, x.entry_id as _entry_id,
-           exists (select 1 from e) as _moved,
-           -- Never true; if it were, the statement raises and nothing of it commits.
-           case when exists (select 1 from o) <> exists (select 1 from e)
-                  or (exists (select 1 from o) and x.price > 0 and not exists (select 1 from d))
-                then polita_refuse('wallet payment not booked whole: ' || ${a.id}) end as _refused,
-           o.*
-    from (select) one left join x on true left join o on true`;
+    ), ${decided(sql`
+      select 1::bigint as n, w.id, w.price, ${a.payment}::jsonb as payment, ${at} as at, w.sub,
+             ${balancesAfter('w', sql`w.sub`, sql`w.price`)}
+      from w`)}, ${bookDecided(a, sql`orders.id = ${a.id}`)}`;
   return { compile: () => statement.compile(db) };
 });
 
@@ -366,83 +442,25 @@ const payBatchStatement = compiledOnce((db, a: GuardArgs & { jobs: string; ids: 
       -- The ids as an array parameter too, so that the orders are found by their key: the planner
       -- cannot see how few the jobs' rows are, and would otherwise walk every open draft.
       where orders.id = any (${a.ids}::text[])
-        and orders.partner_id = ${a.partnerId} and orders.status = 'draft' and orders.expires_at > first_job.at
-        and ${payableGuards(a)}
+        and ${payableGuards(a, sql`first_job.at`)}
       order by orders.id
       for update of orders
     ), wl as (
-      select promo, online from wallets
+      select ${PAYING_COLUMNS} from wallets
       where partner_id = ${a.partnerId} and exists (select 1 from ol)
       for update
     ), seq as (
       select row_number() over (order by n) as k, id, n, price, payment, at from ol
-    ), fold (k, sub, promo, online) as (
+    ), fold (k, sub, ${PAYING_COLUMNS}) as (
       -- The balances after each payment in the jobs' order, and the sub-wallet each was taken from.
-      select 0::bigint, null::text, promo, online from wl
+      select 0::bigint, null::text, ${PAYING_COLUMNS} from wl
       union all
-      select s.k, c.sub,
-             f.promo - case when c.sub = 'promo' then s.price else 0 end,
-             f.online - case when c.sub = 'online' then s.price else 0 end
+      select s.k, c.sub, ${balancesAfter('f', sql`c.sub`, sql`s.price`)}
       from fold f join seq s on s.k = f.k + 1
-      cross join lateral (
-        select case when f.promo >= s.price then 'promo' when f.online >= s.price then 'online' end as sub) c
-    ), x as (
-      -- The entries' ids drawn in the payments' order: a volatile output is computed after the sort.
-      select s.k, s.id, s.n, s.price, s.payment, s.at, f.sub,
-             case f.sub when 'promo' then f.promo when 'online' then f.online end as balance_after,
-             case when f.sub is not null and s.price > 0
-                  then nextval('ledger_entries_id_seq'::regclass) end as entry_id
-      from fold f join seq s on s.k = f.k
-      order by s.k
-    ), o as (
-      update orders set
-        status = 'paid',
-        payment = x.payment || jsonb_build_object(
-          'amount_bani', x.price, 'receipt_id', 'wallet:' || coalesce(x.entry_id, 0), 'wallet', x.sub),
-        payment_method = 'wallet',
-        paid_at = x.at,
-        updated_at = x.at
-      from x where orders.id = x.id and orders.status = 'draft' and x.sub is not null
-        and orders.id = any (${a.ids}::text[])
-      returning orders.*
-    ), booked as (
-      select x.* from x join o on o.id = x.id where x.entry_id is not null
-    ), last as (
-      select promo, online from fold order by k desc limit 1
-    ), d as (
-      update wallets set promo = last.promo, online = last.online,
-                         updated_at = (select max(at) from booked)
-      from last where wallets.partner_id = ${a.partnerId} and exists (select 1 from booked)
-      returning 1
-    ), l as (
-      insert into ledger_entries
-        (id, partner_id, wallet, amount, balance_after, kind, order_id, reference, actor, created_at)
-      select entry_id, ${a.partnerId}, sub, -price, balance_after, 'payment', id, null, ${a.actor}, at
-      from booked
-      returning 1
-    ), e as (
-      insert into order_events (order_id, from_status, to_status, reason, actor, at)
-      select o.id, 'draft', 'paid', ${a.reason}::text, ${a.actor}::text, x.at from o join x on x.id = o.id
-      returning order_id
-    ), q as (
-      insert into issuance_outbox (order_id, queued_at) select o.id, x.at from o join x on x.id = o.id
-    ), whole as (
-      -- Never false; if it were, the statement raises and nothing of it commits.
-      select (select count(*) from o) = (select count(*) from x where sub is not null)
-         and (select count(*) from e) = (select count(*) from o)
-         and (select count(*) from l) = (select count(*) from booked)
-         and (select count(*) from d) = (case when exists (select 1 from booked) then 1 else 0 end) as ok
-    )
-    select job.n as _n, x.id is not null as _found, x.sub as _wallet, x.entry_id as _entry_id,
-           e.order_id is not null as _moved,
-           case when not whole.ok
-                then polita_refuse('wallet payments not booked whole for partner ' || ${a.partnerId}) end as _refused,
-           o.*
-    from job cross join whole
-    left join x on x.n = job.n
-    left join o on o.id = x.id
-    left join e on e.order_id = x.id
-    order by job.n`;
+      cross join lateral (select ${payingSubWalletSql('f', sql`s.price`)} as sub) c
+    ), ${decided(sql`
+      select s.n, s.id, s.price, s.payment, s.at, f.sub, ${sql.join(PAYING_SUB_WALLETS.map((w) => sql.ref(`f.${w}`)))}
+      from fold f join seq s on s.k = f.k`)}, ${bookDecided(a, sql`orders.id = any (${a.ids}::text[])`)}`;
   return { compile: () => statement.compile(db) };
 });
 
