@@ -15,14 +15,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sessionFor, signIn, signOut } from '../app/admin/console-sessions.ts';
 import { asActor } from '../app/admin/operators.ts';
 import type { Services } from '../app/services.ts';
-import { DomainError } from '../domain/errors.ts';
+import * as page from '../http/pages.ts';
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
 import type { App } from '../http/typed.ts';
 import { orderPages } from './orders.ts';
 import { overviewPage } from './overview.ts';
 import { partnerPages } from './partners.ts';
 import { settingsPages } from './settings.ts';
-import { noticeOf, statusOf, type Render } from './web.ts';
+import { noticeOf } from './web.ts';
 
 /**
  * The operator console (decision 0019): server-rendered pages under /console, partial updates by
@@ -35,10 +35,6 @@ import { noticeOf, statusOf, type Render } from './web.ts';
 export const COOKIE = 'polita_console';
 /** The CSRF secret of @fastify/csrf-protection, set beside the session cookie with its attributes. */
 const CSRF_COOKIE = 'polita_csrf';
-/** The plugin's refusals: no CSRF cookie, or a token that is not this session's. */
-const CSRF_ERRORS = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN']);
-const CSRF_REFUSED =
-  'This form did not carry the console’s security token (CSRF), so nothing was done. Reload the page and try again.';
 /**
  * /console/static/ serves the stylesheet (src/console/static) and htmx from its package, and only
  * these: the other files of htmx's folder are not the console's to publish.
@@ -49,38 +45,13 @@ const STATIC_ROOTS = [
 ];
 const STATIC_FILES = new Set(['/console.css', '/htmx.min.js']);
 
-/**
- * Pages only load what the service serves; no frame may hold them (clickjacking). Helmet's other
- * defaults stay on: nosniff, the cross-origin policies, Strict-Transport-Security (heeded over https).
- */
-const HELMET = {
-  contentSecurityPolicy: {
-    useDefaults: false,
-    directives: {
-      defaultSrc: ["'none'"],
-      scriptSrc: ["'self'"],
-      styleSrc: ["'self'"],
-      imgSrc: ["'self'", 'data:'],
-      connectSrc: ["'self'"],
-      formAction: ["'self'"],
-      frameAncestors: ["'none'"],
-      baseUri: ["'none'"],
-    },
-  },
-  frameguard: { action: 'deny' },
-  referrerPolicy: { policy: 'same-origin' },
-} as const;
-
 const PUBLIC = new Set(['/console/sign-in']);
-
-/** A hook sees every route's body and query as unknown: a form's fields are read only from an object. */
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 
 export async function consoleRoutes(app: App, svc: Services, adminToken: string): Promise<void> {
   await app.register(
     async (scope) => {
       const c = scope.withTypeProvider<TypeBoxTypeProvider>();
-      await c.register(fastifyHelmet, HELMET);
+      await c.register(fastifyHelmet, page.PAGE_HELMET);
       await c.register(fastifyCookie);
       // A token is good only with this browser's CSRF cookie and for the session it was made for
       // (its userInfo is the session's secret). Every instance must accept the others' tokens, so
@@ -92,7 +63,7 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         getToken: (req) => {
           const header = req.headers['x-csrf-token'];
           if (typeof header === 'string') return header;
-          const field = isRecord(req.body) ? req.body._csrf : undefined;
+          const field = page.isRecord(req.body) ? req.body._csrf : undefined;
           return typeof field === 'string' ? field : undefined;
         },
         csrfOpts: {
@@ -105,55 +76,35 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         engine: { eta: new Eta({ autoEscape: true, autoTrim: false }) },
         root: fileURLToPath(new URL('./views/', import.meta.url)),
         production: true,
-        defaultContext: { f: formats, sandbox: svc.config.sandbox },
+        defaultContext: { f: page.pageFormats, sandbox: svc.config.sandbox },
       });
 
-      const secure = (req: FastifyRequest) =>
-        req.protocol === 'https' ||
-        String(req.headers['x-forwarded-proto'] ?? '')
-          .split(',')[0]!
-          .trim() === 'https' ||
-        svc.config.publicBaseUrl.startsWith('https:');
+      const secure = (req: FastifyRequest) => page.isSecure(req, svc.config.publicBaseUrl);
 
-      const render: Render = async (req, reply, view, data, status = 200) => {
-        const done = isRecord(req.query) ? req.query.done : undefined;
+      const render = page.pageRenderer((req, reply) => {
+        const done = page.isRecord(req.query) ? req.query.done : undefined;
         const session = req.consoleSession;
-        const html = await reply.viewAsync(view, {
+        return {
           // Who is signed in; the session's CSRF secret stays out of every template.
           session: session && { actor: session.actor },
           // The token the page's forms and htmx send back (the plugin sets its cookie if missing).
           csrf: session
             ? reply.generateCsrf({ userInfo: session.csrfSecret, secure: secure(req) })
             : undefined,
-          path: req.url.split('?')[0],
           notice: typeof done === 'string' ? noticeOf(done) : undefined,
-          ...data,
-        });
-        return reply.code(status).type('text/html; charset=utf-8').send(html);
-      };
+        };
+      });
 
       c.addHook('onRequest', async (req, reply) => {
-        const path = req.url.split('?')[0]!;
-        if (path.startsWith('/console/static/')) return;
-        // Pages hold operator data: never kept by the browser or a proxy.
-        reply.header('cache-control', 'no-store');
-        if (PUBLIC.has(path)) return;
+        const path = page.pagePath(req, reply, '/console/static/');
+        if (path === undefined || PUBLIC.has(path)) return;
         const session = await sessionFor(svc, req.cookies[COOKIE]);
         if (session) {
           req.consoleSession = session;
           return;
         }
-        if (req.method === 'GET' || req.method === 'HEAD') {
-          if (req.headers['hx-request'] === 'true') {
-            return reply.header('hx-redirect', '/console/sign-in').code(204).send();
-          }
-          return reply.redirect('/console/sign-in', 303);
-        }
-        return refuse(
-          req,
-          reply,
-          403,
-          'Your console session has ended: sign in again, then repeat the action.',
+        return page.toSignIn(req, reply, '/console/sign-in', () =>
+          refuse(req, reply, 403, 'Your console session has ended: sign in again, then repeat the action.'),
         );
       });
 
@@ -161,7 +112,11 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
       // CSRF plugin checks tokens, not origins, and sign-in has no session to bind a token to).
       c.addHook('preValidation', async (req, reply) => {
         const origin = req.headers.origin;
-        if (req.method === 'POST' && origin !== undefined && !sameSite(req, origin)) {
+        if (
+          req.method === 'POST' &&
+          origin !== undefined &&
+          !page.isSameSite(req, origin, svc.config.publicBaseUrl)
+        ) {
           return refuse(req, reply, 403, 'This request came from another site: the console refuses it.');
         }
       });
@@ -189,42 +144,11 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         };
       });
 
-      /** Whether an Origin header names this service (as reached directly, through a proxy, or as configured). */
-      const ownHost = new URL(svc.config.publicBaseUrl).host;
-      function sameSite(req: FastifyRequest, origin: string): boolean {
-        let host: string;
-        try {
-          host = new URL(origin).host;
-        } catch {
-          return false; // "null" (a sandboxed frame, a data: page) or garbage
-        }
-        if (!host) return false;
-        const forwarded = String(req.headers['x-forwarded-host'] ?? '')
-          .split(',')[0]!
-          .trim();
-        return host === req.headers.host || host === forwarded || host === ownHost;
-      }
-
       async function refuse(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {
         return render(req, reply, 'error', { title: 'Refused', message }, status);
       }
 
-      type Failure = Error & { validation?: unknown; statusCode?: number; code?: string };
-      c.setErrorHandler(async (err: Failure, req, reply) => {
-        if (err instanceof DomainError) return refuse(req, reply, statusOf(err), err.reason);
-        if (CSRF_ERRORS.has(err.code ?? '')) return refuse(req, reply, 403, CSRF_REFUSED);
-        if (err.validation) return refuse(req, reply, 400, err.message);
-        const status = err.statusCode ?? 500;
-        if (status === 413) return refuse(req, reply, 413, 'The form is larger than 64 KiB.');
-        if (status >= 400 && status < 500) return refuse(req, reply, status, err.message);
-        req.log.error({ err }, 'console: unexpected failure');
-        return refuse(
-          req,
-          reply,
-          500,
-          `Something went wrong; quote request id ${req.id} to whoever runs the service.`,
-        );
-      });
+      c.setErrorHandler(page.pageErrorHandler(refuse, 'console', 'whoever runs the service'));
       c.setNotFoundHandler(async (req, reply) =>
         refuse(req, reply, 404, `There is no console page at ${req.url.split('?')[0]}.`),
       );
@@ -290,12 +214,3 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
     { prefix: '/console' },
   );
 }
-
-/** Formatting the templates share. */
-const formats = {
-  /** An amount in MDL with two decimals. */
-  mdl: (n: number) => `${n.toFixed(2)} MDL`,
-  /** An ISO-8601 local time as `2026-09-30 14:05:09`. */
-  when: (iso: string | null | undefined) => (iso ? iso.slice(0, 19).replace('T', ' ') : ''),
-  json: (v: unknown) => (v === null || v === undefined ? '' : JSON.stringify(v, null, 2)),
-};

@@ -1,28 +1,25 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleSession } from '../app/admin/console-sessions.ts';
 import { supportMay } from '../app/admin/operators.ts';
-import { DomainError, forbidden } from '../domain/errors.ts';
+import { forbidden } from '../domain/errors.ts';
+import { fromHtmx, queryOf, unlessRefused, type Render } from '../http/pages.ts';
+
+export {
+  fromHtmx,
+  given,
+  Id,
+  queryOf,
+  refusal,
+  statusOf,
+  Text,
+  unlessRefused,
+  type Render,
+} from '../http/pages.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The console session of the request (set by the console's onRequest hook). */
     consoleSession?: ConsoleSession;
-  }
-}
-
-/** The HTTP status of a refusal, as the operator API answers it (http/errors.ts). */
-export function statusOf(e: DomainError): number {
-  switch (e.code) {
-    case 'not_found':
-    case 'vehicle_not_found':
-      return 404;
-    case 'forbidden':
-      return 403;
-    case 'conflict':
-      return 409;
-    default:
-      return 400;
   }
 }
 
@@ -61,56 +58,6 @@ export function requireRole(req: FastifyRequest, method: string, adminPath: stri
     throw forbidden(`The support role cannot ${what}: it reads, and re-sends webhooks. Ask an admin.`);
   }
 }
-
-/** The refusal of a use case, or undefined when `e` is not one (then it is the error handler's). */
-export const refusal = (e: unknown): { message: string; status: number } | undefined =>
-  e instanceof DomainError ? { message: e.reason, status: statusOf(e) } : undefined;
-
-/**
- * `act`, or, when a use case refuses it (a DomainError), what `refused` makes of the refusal: the
- * page again with the reason, at the status the operator API answers. Any other error is the error
- * handler's.
- */
-export async function unlessRefused(
-  act: () => Promise<FastifyReply>,
-  refused: (r: { message: string; status: number }) => Promise<FastifyReply>,
-): Promise<FastifyReply> {
-  try {
-    return await act();
-  } catch (e) {
-    const r = refusal(e);
-    if (!r) throw e;
-    return refused(r);
-  }
-}
-
-/** '' (an empty form field) is no value. */
-export const given = (v: string | undefined): string | undefined =>
-  v === undefined || v.trim() === '' ? undefined : v.trim();
-
-/** Whether the request came from htmx (a partial update). */
-export const fromHtmx = (req: FastifyRequest): boolean => req.headers['hx-request'] === 'true';
-
-export type Render = (
-  req: FastifyRequest,
-  reply: FastifyReply,
-  view: string,
-  data: Record<string, unknown>,
-  status?: number,
-) => Promise<FastifyReply>;
-
-/** A query string of the given fields, the empty ones left out (links that keep a page's filters). */
-export function queryOf(fields: Record<string, string | undefined | null>): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(fields)) if (v) q.set(k, v);
-  const s = q.toString();
-  return s ? `?${s}` : '';
-}
-
-/** An optional text field of a form or query, at most `max` characters. */
-export const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
-/** The `:id` of a page's address. */
-export const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
 /**
  * A page of a cursor-paged list: the use case's rows under `rows`, links to the next and the first

@@ -19,7 +19,18 @@ import { signIn } from '../app/portal/sign-in.ts';
 import { signOut } from '../app/portal/sign-out.ts';
 import { MIN_PASSWORD_LENGTH } from '../app/portal/password.ts';
 import type { Services } from '../app/services.ts';
-import { DomainError } from '../domain/errors.ts';
+import {
+  isRecord,
+  isSameSite,
+  isSecure,
+  PAGE_HELMET,
+  pageErrorHandler,
+  pageFormats,
+  pagePath,
+  pageRenderer,
+  Text,
+  toSignIn,
+} from '../http/pages.ts';
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
 import type { App } from '../http/typed.ts';
 import { navFor } from './nav.ts';
@@ -27,7 +38,7 @@ import { orderPages } from './orders.ts';
 import { developerPages } from './developers.ts';
 import { teamPages } from './team.ts';
 import { walletPages } from './wallet.ts';
-import { notice, statusOf, unlessRefused, type Render } from './web.ts';
+import { notice, unlessRefused } from './web.ts';
 
 /**
  * The partner portal (decision 0037): a partner's own people at /portal, server-rendered like the
@@ -47,9 +58,6 @@ const CONSOLE_STATIC_DIR = fileURLToPath(new URL('../console/static/', import.me
 const isPublic = (path: string) =>
   path === '/portal/sign-in' || path.startsWith('/portal/invitations/') || path.startsWith('/portal/static/');
 
-/** A hook sees every route's body and query as unknown: a form's fields are read only from an object. */
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
-
 /**
  * @fastify/csrf-protection's session mode reads its secret from `request.session`: the portal's own
  * session (a row of portal_sessions) is put there, so tokens are bound to the session and checked
@@ -64,22 +72,7 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
     async (scope) => {
       const p = scope.withTypeProvider<TypeBoxTypeProvider>();
       await p.register(fastifyHelmet, {
-        // The console's policy: only what the service serves, no frames, no inline script or style.
-        contentSecurityPolicy: {
-          useDefaults: false,
-          directives: {
-            defaultSrc: ["'none'"],
-            scriptSrc: ["'self'"],
-            styleSrc: ["'self'"],
-            imgSrc: ["'self'", 'data:'],
-            connectSrc: ["'self'"],
-            formAction: ["'self'"],
-            frameAncestors: ["'none'"],
-            baseUri: ["'none'"],
-          },
-        },
-        frameguard: { action: 'deny' },
-        referrerPolicy: { policy: 'same-origin' },
+        ...PAGE_HELMET,
         // Whether the origin is https-only is for whoever terminates TLS to say, for /v1 as well.
         strictTransportSecurity: false,
       });
@@ -98,7 +91,7 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
         engine: { eta: new Eta({ autoEscape: true, autoTrim: false }) },
         root: fileURLToPath(new URL('./views/', import.meta.url)),
         production: true,
-        defaultContext: { f: formats, sandbox: svc.config.sandbox },
+        defaultContext: { f: pageFormats, sandbox: svc.config.sandbox },
       });
 
       // Pages, not API: the portal is no part of the API document.
@@ -106,12 +99,7 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
         route.schema = { ...route.schema, hide: true };
       });
 
-      const secure = (req: FastifyRequest) =>
-        req.protocol === 'https' ||
-        String(req.headers['x-forwarded-proto'] ?? '')
-          .split(',')[0]!
-          .trim() === 'https' ||
-        svc.config.publicBaseUrl.startsWith('https:');
+      const secure = (req: FastifyRequest) => isSecure(req, svc.config.publicBaseUrl);
       const cookieOptions = (req: FastifyRequest) => ({
         path: '/portal',
         httpOnly: true,
@@ -119,24 +107,19 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
         secure: secure(req),
       });
 
-      const render: Render = async (req, reply, view, data, status = 200) => {
+      const render = pageRenderer((req, reply) => {
         const session = req.portalSession;
-        const html = await reply.viewAsync(view, {
+        return {
           user: session?.user,
           nav: session ? navFor(session.user.role) : [],
           csrfToken: session ? reply.generateCsrf() : '',
-          path: req.url.split('?')[0],
           notice: notice(isRecord(req.query) ? req.query.done : undefined),
-          ...data,
-        });
-        return reply.code(status).type('text/html; charset=utf-8').send(html);
-      };
+        };
+      });
 
       p.addHook('onRequest', async (req, reply) => {
-        const path = req.url.split('?')[0]!;
-        if (path.startsWith('/portal/static/')) return;
-        // Pages hold the partner's data: never kept by the browser or a proxy.
-        reply.header('cache-control', 'no-store');
+        const path = pagePath(req, reply, '/portal/static/');
+        if (path === undefined) return;
         const session = await portalSessionFor(svc, req.cookies[COOKIE]);
         if (session) {
           req.portalSession = session;
@@ -144,17 +127,8 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
           return;
         }
         if (isPublic(path)) return;
-        if (req.method === 'GET' || req.method === 'HEAD') {
-          if (req.headers['hx-request'] === 'true') {
-            return reply.header('hx-redirect', '/portal/sign-in').code(204).send();
-          }
-          return reply.redirect('/portal/sign-in', 303);
-        }
-        return refuse(
-          req,
-          reply,
-          403,
-          'Your session has ended: sign in again, then repeat what you were doing.',
+        return toSignIn(req, reply, '/portal/sign-in', () =>
+          refuse(req, reply, 403, 'Your session has ended: sign in again, then repeat what you were doing.'),
         );
       });
 
@@ -164,7 +138,7 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
       p.addHook('preValidation', (req, reply, done) => {
         if (req.method !== 'POST') return done();
         const origin = req.headers.origin;
-        if (origin !== undefined && !sameSite(req, origin)) {
+        if (origin !== undefined && !isSameSite(req, origin, svc.config.publicBaseUrl)) {
           void refuse(req, reply, 403, 'This request came from another site: the portal refuses it.');
           return;
         }
@@ -177,50 +151,11 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
         p.csrfProtection(req, reply, guard);
       });
 
-      /** Whether an Origin header names this service (as reached directly, through a proxy, or as configured). */
-      const ownHost = new URL(svc.config.publicBaseUrl).host;
-      function sameSite(req: FastifyRequest, origin: string): boolean {
-        let host: string;
-        try {
-          host = new URL(origin).host;
-        } catch {
-          return false; // "null" (a sandboxed frame, a data: page) or garbage
-        }
-        if (!host) return false;
-        const forwarded = String(req.headers['x-forwarded-host'] ?? '')
-          .split(',')[0]!
-          .trim();
-        return host === req.headers.host || host === forwarded || host === ownHost;
-      }
-
       async function refuse(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {
         return render(req, reply, 'error', { title: 'Refused', message }, status);
       }
 
-      p.setErrorHandler(
-        async (err: Error & { validation?: unknown; statusCode?: number; code?: string }, req, reply) => {
-          if (err instanceof DomainError) return refuse(req, reply, statusOf(err), err.reason);
-          if (err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET') {
-            return refuse(
-              req,
-              reply,
-              403,
-              'This form did not carry the portal’s security token (CSRF), so nothing was done. Reload the page and try again.',
-            );
-          }
-          if (err.validation) return refuse(req, reply, 400, err.message);
-          const status = err.statusCode ?? 500;
-          if (status === 413) return refuse(req, reply, 413, 'The form is larger than 64 KiB.');
-          if (status >= 400 && status < 500) return refuse(req, reply, status, err.message);
-          req.log.error({ err }, 'portal: unexpected failure');
-          return refuse(
-            req,
-            reply,
-            500,
-            `Something went wrong; quote request id ${req.id} to the operator of the service.`,
-          );
-        },
-      );
+      p.setErrorHandler(pageErrorHandler(refuse, 'portal', 'the operator of the service'));
       p.setNotFoundHandler(async (req, reply) =>
         refuse(req, reply, 404, `There is no portal page at ${req.url.split('?')[0]}.`),
       );
@@ -238,8 +173,6 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
       const home = (req: FastifyRequest) => navFor(req.portalSession!.user.role)[0]?.href ?? '/portal/orders';
 
       p.get('/', async (req, reply) => reply.redirect(home(req), 303));
-
-      const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 
       p.get('/sign-in', { schema: { querystring: Type.Object({ done: Text(40) }) } }, async (req, reply) => {
         if (req.portalSession) return reply.redirect(home(req), 303);
@@ -318,11 +251,3 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
     { prefix: '/portal' },
   );
 }
-
-/** Formatting the templates share. */
-const formats = {
-  /** An amount in MDL with two decimals. */
-  mdl: (n: number) => `${n.toFixed(2)} MDL`,
-  /** An ISO-8601 local time as `2026-09-30 14:05:09`. */
-  when: (iso: string | null | undefined) => (iso ? iso.slice(0, 19).replace('T', ' ') : ''),
-};

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { formatDmy } from '../domain/time.ts';
 import type { PolicyField } from '../documents/policy-pdf.ts';
@@ -15,6 +15,12 @@ import type { IssuedItem, StoredItem } from './types.ts';
 export interface Reference {
   reference_price: string;
   reference_exchange_rate: string;
+}
+
+/** What a vehicle product keeps of an order's item: the request as validated and the registered vehicle. */
+export interface VehicleItem<S extends TSchema> {
+  request: Static<S>;
+  vehicle: RegisteredVehicle;
 }
 
 /** Wire fields of an issued MD-registered vehicle, for `issuedProperties`. */

@@ -12,7 +12,15 @@ import {
   storedConversion,
   storedReference,
 } from './pricing.ts';
-import { issued, issuedPrice, offerPrice, periodText, policyLines, priceLines } from './fields.ts';
+import {
+  issued,
+  issuedPrice,
+  offerPrice,
+  periodText,
+  policyLines,
+  priceLines,
+  type VehicleItem,
+} from './fields.ts';
 import { priceProperties, vehicleFields, vehicleLines, vehicleProperties } from './fields.ts';
 import { carModel, insuredVehicle, insurerName, offerWindow, requireWindowStart, S } from './shared.ts';
 import { StartWindow } from './shared.ts';
@@ -95,10 +103,7 @@ const regionLabel = (cat: GreenCardCatalogue, region: Region) => cat.regions[reg
 const offerFields = { company: Type.String(), duration: Type.Integer() };
 const issuedFields = { ...vehicleProperties, validity: Type.Number(), ...priceProperties };
 
-interface GreenCardDetails extends StoredConversion {
-  request: Static<typeof orderSchema>;
-  vehicle: RegisteredVehicle;
-}
+interface GreenCardDetails extends VehicleItem<typeof orderSchema>, StoredConversion {}
 
 export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()('green-card', {
   idPrefix: 'IAE',

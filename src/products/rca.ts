@@ -4,7 +4,15 @@ import { baniToMdl, parseDecimal } from '../domain/money.ts';
 import { endDateForDays } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { Amount, Coefficient, finalPrice, mulCoefficient, convertedReference } from './pricing.ts';
-import { issued, issuedPrice, periodText, policyLines, priceLines, vehicleLines } from './fields.ts';
+import {
+  issued,
+  issuedPrice,
+  periodText,
+  policyLines,
+  priceLines,
+  vehicleLines,
+  type VehicleItem,
+} from './fields.ts';
 import { priceProperties, vehicleFields, vehicleProperties } from './fields.ts';
 import { carModel, insuredVehicle, insurerName, offerWindow, requireWindowStart, S } from './shared.ts';
 import { StartWindow } from './shared.ts';
@@ -66,9 +74,7 @@ function premiums(cat: RcaCatalogue, v: RegisteredVehicle, idnx: string) {
 const offerFields = { company: Type.String(), duration: Type.Integer() };
 const issuedFields = { ...vehicleProperties, ...priceProperties };
 
-interface RcaDetails {
-  request: Static<typeof orderSchema>;
-  vehicle: RegisteredVehicle;
+interface RcaDetails extends VehicleItem<typeof orderSchema> {
   /** Bani, before the partner margin. */
   base_premium: number;
 }

@@ -4,7 +4,7 @@ import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { endDateForMonths, formatDmy } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { Amount, finalPrice, minorOf } from './pricing.ts';
-import { issued, periodText, vehicleFields, vehicleProperties } from './fields.ts';
+import { issued, periodText, vehicleFields, vehicleProperties, type VehicleItem } from './fields.ts';
 import { carModel, insuredVehicle, S } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
@@ -75,9 +75,7 @@ const issuedFields = {
   currency: Type.String(),
 };
 
-interface RoadTaxDetails {
-  request: Static<typeof orderSchema>;
-  vehicle: RegisteredVehicle;
+interface RoadTaxDetails extends VehicleItem<typeof orderSchema> {
   /** The annual tax in bani. */
   tax: number;
 }

@@ -6,7 +6,7 @@ import { EU_CATEGORIES } from '../domain/vehicle.ts';
 import { OneOfLiterals, StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './pricing.ts';
 import { issued, issuedPrice, periodText, offerPrice, priceLines, priceProperties } from './fields.ts';
-import { vehicleFields, vehicleProperties } from './fields.ts';
+import { vehicleFields, vehicleProperties, type Reference } from './fields.ts';
 import { carModel, offerWindow, requireVehicle, requireWindowStart, S } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
@@ -73,13 +73,11 @@ const issuedFields = {
   ...priceProperties,
 };
 
-interface RoadsideDetails {
+interface RoadsideDetails extends Reference {
   request: RoadsideOrder;
   vehicle: RegisteredVehicle;
   coverage: string;
   label: string;
-  reference_price: string;
-  reference_exchange_rate: string;
 }
 
 export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()('roadside-assistance-eu', {

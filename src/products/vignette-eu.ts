@@ -6,7 +6,15 @@ import { EU_CATEGORIES, normalisePlate, type EuCategory } from '../domain/vehicl
 import { countryIso2, foreignCountryIso2 } from './countries.ts';
 import { OneOfLiterals, StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './pricing.ts';
-import { issued, issuedPrice, offerPrice, periodText, priceLines, priceProperties } from './fields.ts';
+import {
+  issued,
+  issuedPrice,
+  offerPrice,
+  periodText,
+  priceLines,
+  priceProperties,
+  type Reference,
+} from './fields.ts';
 import { requireStartDate, requireVehicle, S } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
@@ -224,7 +232,7 @@ const issuedFields = {
   ...priceProperties,
 };
 
-interface EuDetails {
+interface EuDetails extends Reference {
   country: string;
   validity: string;
   duration: number;
@@ -232,8 +240,6 @@ interface EuDetails {
   vehicle: EuVehicle;
   holder: string;
   tariff: string;
-  reference_price: string;
-  reference_exchange_rate: string;
   fee: number;
 }
 

@@ -1,14 +1,4 @@
-import {
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -22,20 +12,20 @@ export async function readOrCreateSecretFile(
   path: string,
   make: () => string,
 ): Promise<{ value: string; created: boolean }> {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  fs.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const value = make();
   let fd: number | undefined;
   try {
-    fd = openSync(path, 'wx', 0o600);
+    fd = fs.openSync(path, 'wx', 0o600);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
   if (fd !== undefined) {
     try {
-      writeSync(fd, `${value}\n`);
-      fsyncSync(fd);
+      fs.writeSync(fd, `${value}\n`);
+      fs.fsyncSync(fd);
     } finally {
-      closeSync(fd);
+      fs.closeSync(fd);
     }
     syncDirectory(dirname(path));
     return { value, created: true };
@@ -46,7 +36,7 @@ export async function readOrCreateSecretFile(
 /** The value of an existing secret file, waiting up to 2 s for a writer that has just created it. */
 export async function readSecretFile(path: string): Promise<string> {
   for (let i = 0; ; i++) {
-    const text = readFileSync(path, 'utf8');
+    const text = fs.readFileSync(path, 'utf8');
     if (text.endsWith('\n') || i >= 100) return text.trim();
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -55,7 +45,7 @@ export async function readSecretFile(path: string): Promise<string> {
 /** Undefined when the file does not exist. */
 export async function readSecretFileIfAny(path: string): Promise<string | undefined> {
   try {
-    statSync(path);
+    fs.statSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -65,33 +55,33 @@ export async function readSecretFileIfAny(path: string): Promise<string | undefi
 
 /** Writes `value` over the file at `path` atomically (a 0600 temporary file renamed onto it). */
 export function replaceSecretFile(path: string, value: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  fs.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.tmp`;
-  rmSync(tmp, { force: true });
-  const fd = openSync(tmp, 'wx', 0o600);
+  fs.rmSync(tmp, { force: true });
+  const fd = fs.openSync(tmp, 'wx', 0o600);
   try {
-    writeSync(fd, `${value}\n`);
-    fsyncSync(fd);
+    fs.writeSync(fd, `${value}\n`);
+    fs.fsyncSync(fd);
   } finally {
-    closeSync(fd);
+    fs.closeSync(fd);
   }
-  renameSync(tmp, path);
+  fs.renameSync(tmp, path);
   syncDirectory(dirname(path));
 }
 
 /** True when group or others may read the file (it should be 0600). */
 export function readableByOthers(path: string): boolean {
-  return (statSync(path).mode & 0o077) !== 0;
+  return (fs.statSync(path).mode & 0o077) !== 0;
 }
 
 function syncDirectory(dir: string): void {
   let fd: number | undefined;
   try {
-    fd = openSync(dir, 'r');
-    fsyncSync(fd);
+    fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
   } catch {
     // Some platforms cannot fsync a directory; the file itself is synced.
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    if (fd !== undefined) fs.closeSync(fd);
   }
 }
