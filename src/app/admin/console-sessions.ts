@@ -1,24 +1,11 @@
-import {
-  deleteIdleSessions,
-  deleteSession,
-  findLiveSession,
-  insertSession,
-  touchSession,
-} from '../../db/repos/console-sessions.ts';
+import { findLiveSession, insertSession } from '../../db/repos/console-sessions.ts';
+import { deleteIdleSessions, deleteSession } from '../../db/repos/sessions.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
+import { liveSession, randomId, SESSION_IDLE_MS, sessionKey } from '../browser-sessions.ts';
 import type { Services } from '../services.ts';
 import { asActor, audit, authenticateOperator, type Actor } from './operators.ts';
 
-/**
- * Console sign-ins (decision 0019). The cookie holds a random 32-byte id; the table keeps only its
- * SHA-256, so a copy of the database opens no session. A session ends after 12 h without a request,
- * at sign-out, or as soon as its operator is disabled. Times are the real clock's, not the sandbox
- * clock's: an operator moving the sandbox a day ahead must not sign everyone out.
- */
-export const SESSION_IDLE_MS = 12 * 3_600_000;
-/** last_seen_at is written at most this often, so browsing does not write on every request. */
-const TOUCH_EVERY_MS = 60_000;
-
+/** Console sign-ins (decision 0019), on the sessions the portal's are also made of (browser-sessions.ts). */
 export interface ConsoleSession {
   actor: Omit<Actor, 'via'>;
   /**
@@ -28,9 +15,6 @@ export interface ConsoleSession {
   csrfSecret: string;
 }
 
-const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
-const random = (svc: Services) => Buffer.from(svc.randomBytes(32)).toString('base64url');
-
 /** Opens a session for the holder of an operator token; undefined when the token opens nothing. */
 export async function signIn(
   svc: Services,
@@ -39,11 +23,11 @@ export async function signIn(
 ): Promise<{ sessionId: string; session: ConsoleSession } | undefined> {
   const actor = await authenticateOperator(svc, token, adminToken);
   if (!actor) return undefined;
-  const sessionId = random(svc);
-  const csrfSecret = random(svc);
+  const sessionId = randomId(svc, 32);
+  const csrfSecret = randomId(svc, 32);
   const at = new Date();
   await svc.db.transaction().execute(async (trx) => {
-    await deleteIdleSessions(trx, new Date(at.getTime() - SESSION_IDLE_MS));
+    await deleteIdleSessions(trx, 'console_sessions', new Date(at.getTime() - SESSION_IDLE_MS));
     await insertSession(trx, {
       idSha256: tokenHash(sessionId),
       actor: actor.id,
@@ -64,16 +48,14 @@ export async function sessionFor(
   svc: Services,
   sessionId: string | undefined,
 ): Promise<ConsoleSession | undefined> {
-  if (!sessionId || !SESSION_ID.test(sessionId)) return undefined;
-  const idSha256 = tokenHash(sessionId);
-  const now = Date.now();
-  const row = await findLiveSession(svc.db, idSha256, new Date(now - SESSION_IDLE_MS));
+  const row = await liveSession(
+    svc,
+    'console_sessions',
+    sessionId,
+    (idSha256, idleSince) => findLiveSession(svc.db, idSha256, idleSince),
+    (r) => r.operator_disabled,
+  );
   if (!row) return undefined;
-  if (row.operator_disabled) {
-    await deleteSession(svc.db, idSha256);
-    return undefined;
-  }
-  if (now - row.last_seen_at.getTime() >= TOUCH_EVERY_MS) await touchSession(svc.db, idSha256, new Date(now));
   return {
     actor: { id: row.actor, name: row.actor_name || row.actor, role: row.role },
     csrfSecret: row.csrf_token,
@@ -82,10 +64,11 @@ export async function sessionFor(
 
 /** Ends a session (sign-out). */
 export async function signOut(svc: Services, sessionId: string | undefined, actor: Omit<Actor, 'via'>) {
-  if (!sessionId || !SESSION_ID.test(sessionId)) return;
+  const idSha256 = sessionKey(sessionId);
+  if (!idSha256) return;
   const at = new Date();
   await svc.db.transaction().execute(async (trx) => {
-    if (await deleteSession(trx, tokenHash(sessionId))) {
+    if (await deleteSession(trx, 'console_sessions', idSha256)) {
       await asActor({ ...actor, via: 'console' }, () =>
         audit(trx, { action: 'console.sign_out', target: actor.id, at }),
       );

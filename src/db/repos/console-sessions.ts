@@ -51,23 +51,3 @@ export async function findLiveSession(
   const { operator_disabled_at, ...session } = row;
   return { ...session, operator_disabled: operator_disabled_at !== null };
 }
-
-/** Marks a session seen now (the caller does it at most once a minute). */
-export async function touchSession(db: Conn, idSha256: string, at: Date): Promise<void> {
-  await db
-    .updateTable('console_sessions')
-    .set({ last_seen_at: at })
-    .where('id_sha256', '=', idSha256)
-    .execute();
-}
-
-export async function deleteSession(db: Conn, idSha256: string): Promise<boolean> {
-  const r = await db.deleteFrom('console_sessions').where('id_sha256', '=', idSha256).executeTakeFirst();
-  return Number(r.numDeletedRows) > 0;
-}
-
-/** Removes the sessions idle since before `idleSince`; answers how many. */
-export async function deleteIdleSessions(db: Conn, idleSince: Date): Promise<number> {
-  const r = await db.deleteFrom('console_sessions').where('last_seen_at', '<', idleSince).executeTakeFirst();
-  return Number(r.numDeletedRows);
-}

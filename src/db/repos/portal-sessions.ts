@@ -33,27 +33,8 @@ export async function findLivePortalSession(db: Conn, idSha256: string, idleSinc
     .executeTakeFirst();
 }
 
-/** Marks a session seen now (the caller does it at most once a minute). */
-export async function touchPortalSession(db: Conn, idSha256: string, at: Date): Promise<void> {
-  await db
-    .updateTable('portal_sessions')
-    .set({ last_seen_at: at })
-    .where('id_sha256', '=', idSha256)
-    .execute();
-}
-
-export async function deletePortalSession(db: Conn, idSha256: string): Promise<boolean> {
-  const r = await db.deleteFrom('portal_sessions').where('id_sha256', '=', idSha256).executeTakeFirst();
-  return Number(r.numDeletedRows) > 0;
-}
-
 /** Ends every session of a user (it was disabled). */
 export async function deleteUserSessions(db: Conn, userId: string): Promise<number> {
   const r = await db.deleteFrom('portal_sessions').where('user_id', '=', userId).executeTakeFirst();
   return Number(r.numDeletedRows);
-}
-
-/** Removes the sessions idle since before `idleSince`. */
-export async function deleteIdlePortalSessions(db: Conn, idleSince: Date): Promise<void> {
-  await db.deleteFrom('portal_sessions').where('last_seen_at', '<', idleSince).execute();
 }
