@@ -16,6 +16,18 @@ export interface MetricsSources {
 }
 
 /**
+ * Two gauges from one query a scrape: the registry collects every metric at once, so the second
+ * gauge finds the first one's query in flight and shares it.
+ */
+function oneReadPerScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | undefined;
+  return () =>
+    (inFlight ??= read().finally(() => {
+      inFlight = undefined;
+    }));
+}
+
+/**
  * Prometheus metrics: requests by route and status with latency; orders by status; job queue depth;
  * the issuance outbox and backlog; webhook attempts; the last reconciliation. What
  * ops/prometheus-rules.yml alerts on is here, each read in one indexed statement at most a scrape.
@@ -54,13 +66,7 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
       }
     },
   });
-  // Both outbox gauges from one query a scrape: the registry collects every metric at once, so the
-  // second gauge finds the first one's query in flight.
-  let outboxRead: ReturnType<MetricsSources['issuanceOutbox']> | undefined;
-  const outbox = () =>
-    (outboxRead ??= sources.issuanceOutbox().finally(() => {
-      outboxRead = undefined;
-    }));
+  const outbox = oneReadPerScrape(() => sources.issuanceOutbox());
   // Normally a batch's worth for milliseconds; rows that stay say no process is creating the jobs.
   new Gauge({
     name: 'polita_issuance_outbox_orders',
@@ -98,11 +104,7 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
         this.inc({ outcome }, sources.webhookAttempts?.count(outcome) ?? 0);
     },
   });
-  let reconciliationRead: ReturnType<MetricsSources['reconciliation']> | undefined;
-  const reconciliation = () =>
-    (reconciliationRead ??= sources.reconciliation().finally(() => {
-      reconciliationRead = undefined;
-    }));
+  const reconciliation = oneReadPerScrape(() => sources.reconciliation());
   new Gauge({
     name: 'polita_reconciliation_differences',
     help: 'Differences the last reconciliation found between wallets, their ledgers and paid orders',
