@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileIfDue, reconciliationStatus, startReconciler } from '../../src/app/reconcile-schedule.ts';
 import { localDate } from '../../src/domain/time.ts';
 import { createLogger } from '../../src/log.ts';
+import { freePort } from '../multiprocess/process.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
 
@@ -118,5 +119,35 @@ describe('the metrics the alerting rules use', () => {
     const text = await scrape();
     for (const outcome of ['delivered', 'failed', 'error'])
       expect(text).toMatch(new RegExp(`^polita_webhook_attempts_total\\{outcome="${outcome}"\\} \\d+$`, 'm'));
+  });
+});
+
+describe('webhook attempts on a worker instance', () => {
+  let w: Harness;
+  beforeAll(async () => {
+    w = await startHarness();
+  });
+  afterAll(() => w?.close());
+
+  it('are counted as failed when the endpoint does not answer', async () => {
+    // A loopback port nobody listens on: the attempt fails at once.
+    const hook = await w.admin('PATCH', '/admin/partners/demo', {
+      webhook_url: `http://127.0.0.1:${await freePort()}/hook`,
+    });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+    await paidRcaOrder(w, w.demo, localDate(await w.service.svc.clock.now()));
+    await expect
+      .poll(
+        async () => {
+          const res = await w.service.app.inject({
+            method: 'GET',
+            url: '/metrics',
+            headers: { authorization: `Bearer ${w.service.adminToken}` },
+          });
+          return value(res.body, 'polita_webhook_attempts_total\\{outcome="failed"\\}');
+        },
+        { timeout: 20_000, interval: 200 },
+      )
+      .toBe(1);
   });
 });
