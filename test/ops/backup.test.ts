@@ -170,6 +170,12 @@ describe.skipIf(!tools)(`backup and restore (${onServer ? 'DATABASE_URL' : 'embe
     expect(backup, backup.stderr).toMatchObject({ code: 0 });
     expect(JSON.parse(backup.stdout)).toMatchObject({ file, postgresql: 15 });
     console.log(`${before.orders.length} payments acknowledged before the backup, ${during} while it ran`);
+    // A restore needs the service stopped: into the DATA_DIR it runs on, it is refused at once.
+    if (!onServer) {
+      const busy = await admin(env, 'restore', file);
+      expect(busy.code, busy.stderr).toBe(1);
+      expect(busy.stderr).toMatch(/restore refused: DATA_DIR .* is in use by a running service/);
+    }
     first.child.kill('SIGTERM');
     expect(await first.exited).toEqual({ code: 0, signal: null });
 
