@@ -31,6 +31,8 @@ export interface Config {
   workers: boolean;
   /** Reads /metrics (besides the admin token). */
   metricsToken: string | undefined;
+  /** Worker instances reconcile the books when no run has begun for this long (decision 0056). */
+  reconcileIntervalSeconds: number;
   /** Open HTTP connections beyond this are refused at once. */
   maxConnections: number;
   /** PostgreSQL only: repeated query texts go as named prepared statements (off behind a pooler that cannot keep them). */
@@ -118,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: bool('WORKERS', true),
     maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),
     metricsToken,
+    reconcileIntervalSeconds: int('RECONCILE_INTERVAL_SECONDS', 600, 1, 86_400),
     pgPreparedStatements: bool('PG_PREPARED_STATEMENTS', true),
     // One core left to the event loop, at most four threads.
     pdfThreads: int('PDF_THREADS', Math.min(4, Math.max(1, availableParallelism() - 1)), 0, 64),

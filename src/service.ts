@@ -19,6 +19,7 @@ import type { SecretBox } from './secrets/secret-box.ts';
 import { buildServer } from './http/server.ts';
 import { dispatchQueuedIssuance, ISSUANCE_BATCH } from './app/issuance-queue.ts';
 import { dispatchQueuedDeliveries, DELIVERY_BATCH } from './app/webhook-events.ts';
+import { WebhookAttempts } from './app/ops-counters.ts';
 import { Outbox } from './jobs/outbox.ts';
 import { jobQueue, startBoss } from './jobs/queue.ts';
 import { startWorkers } from './jobs/workers.ts';
@@ -140,11 +141,13 @@ export async function startService(
     const demo = config.sandbox
       ? { ...(await ensureDemoPartner(svc)), owner: (await ensureDemoOwner(svc, config.dataDir)) ?? null }
       : null;
+    const webhookAttempts = new WebhookAttempts();
     const app = await buildServer(svc, {
       adminToken,
       logger: log,
       maxConnections: config.maxConnections,
       metricsToken: config.metricsToken,
+      webhookAttempts,
       queueDepth: async () =>
         (await boss.getQueues()).map((q) => ({
           queue: q.name,
@@ -153,7 +156,13 @@ export async function startService(
           deferred: q.deferredCount,
         })),
     });
-    const workers = (opts.workers ?? config.workers) ? await startWorkers(boss, svc) : undefined;
+    const workers =
+      (opts.workers ?? config.workers)
+        ? await startWorkers(boss, svc, {
+            webhookAttempts,
+            reconcileIntervalSeconds: config.reconcileIntervalSeconds,
+          })
+        : undefined;
     if (workers) {
       outbox.onDispatched(() => workers.issuanceQueued());
       webhookOutbox.onDispatched(() => workers.deliveriesQueued());

@@ -1,9 +1,10 @@
 import { ping } from '../db/database.ts';
 import { queuedIssuance } from '../db/repos/issuance-outbox.ts';
-import { countOrdersByStatus, findDocument } from '../db/repos/orders.ts';
+import { countOrdersByStatus, findDocument, oldestAwaitingIssue } from '../db/repos/orders.ts';
+import { reconciliationStatus } from './reconcile-schedule.ts';
 import type { Services } from './services.ts';
 
-/** What monitoring reads: readiness, the policy documents by their URL, the order counts. */
+/** What monitoring reads: readiness, the policy documents by their URL, the order counts, the backlogs. */
 export async function databaseReachable(svc: Services): Promise<boolean> {
   try {
     await ping(svc.db);
@@ -29,4 +30,19 @@ export async function issuanceOutboxDepth(svc: Services): Promise<{ count: numbe
   const { count, oldest } = await queuedIssuance(svc.db);
   const now = await svc.clock.now();
   return { count, oldestSeconds: oldest ? Math.max(0, (now - oldest.getTime()) / 1000) : 0 };
+}
+
+/** The age of the oldest paid order not yet issued (paid or processing), by the service clock. */
+export async function issuanceBacklog(svc: Services): Promise<{ oldestSeconds: number }> {
+  const oldest = await oldestAwaitingIssue(svc.db);
+  const now = await svc.clock.now();
+  return { oldestSeconds: oldest ? Math.max(0, (now - oldest.getTime()) / 1000) : 0 };
+}
+
+/** The last reconciliation by any instance, as the metrics expose it. */
+export async function lastReconciliation(
+  svc: Services,
+): Promise<{ differences: number; lastRunSeconds: number }> {
+  const s = await reconciliationStatus(svc.db);
+  return { differences: s.differences, lastRunSeconds: s.ranAt ? s.ranAt.getTime() / 1000 : 0 };
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.ts';
 import { allRefunds } from '../db/repos/refunds.ts';
-import { allOrders } from '../db/repos/orders.ts';
+import { ordersAfter, type OrderBooks } from '../db/repos/orders.ts';
 import {
   allLedgerSums,
   allWallets,
@@ -8,7 +8,7 @@ import {
   orderLinkedEntries,
   type LedgerRow,
 } from '../db/repos/wallets.ts';
-import type { OrderRow, SubWallet } from '../db/schema.ts';
+import type { SubWallet } from '../db/schema.ts';
 
 export interface Difference {
   kind: 'wallet' | 'ledger' | 'order';
@@ -55,7 +55,6 @@ export async function reconcile(
         });
       }
 
-      const orders = await allOrders(trx);
       const entries = new Map<string, LedgerRow[]>();
       for (const e of await orderLinkedEntries(trx)) {
         const list = entries.get(e.order_id!) ?? [];
@@ -64,17 +63,26 @@ export async function reconcile(
       }
       const refunds = new Map((await allRefunds(trx)).map((r) => [r.order_id, r]));
       let checkedOrders = 0;
-      for (const o of orders) {
-        const problems = checkOrder(o, entries.get(o.id) ?? [], refunds.get(o.id));
-        if ((PAID_STATES as readonly string[]).includes(o.status)) checkedOrders++;
-        for (const problem of problems) diffs.push({ kind: 'order', subject: o.id, problem });
+      // In pages by id, within the same snapshot: the service reconciles on a timer (decision
+      // 0056), and a million orders held at once would be a large share of its memory.
+      for (let after: string | undefined; ;) {
+        const orders = await ordersAfter(trx, after, ORDER_PAGE);
+        for (const o of orders) {
+          const problems = checkOrder(o, entries.get(o.id) ?? [], refunds.get(o.id));
+          if ((PAID_STATES as readonly string[]).includes(o.status)) checkedOrders++;
+          for (const problem of problems) diffs.push({ kind: 'order', subject: o.id, problem });
+        }
+        if (orders.length < ORDER_PAGE) break;
+        after = orders.at(-1)!.id;
       }
       return { checked: { wallets: wallets.length, orders: checkedOrders }, differences: diffs };
     });
 }
 
+const ORDER_PAGE = 10_000;
+
 function checkOrder(
-  o: OrderRow,
+  o: OrderBooks,
   entries: LedgerRow[],
   refund: { method: string; amount: number } | undefined,
 ): string[] {

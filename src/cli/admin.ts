@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { creditPartnerWallet } from '../app/admin/credit-wallet.ts';
 import { listOrdersForOperator, orderDetail } from '../app/admin/orders.ts';
 import { resendOrderEvent, sendTestEvent } from '../app/deliver-webhook.ts';
@@ -13,8 +15,10 @@ import {
 } from '../app/admin/partners.ts';
 import { inviteUser } from '../app/portal/invite-user.ts';
 import type { Services } from '../app/services.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { BackupRefused, BackupUnavailable, backupDatabase, restoreDatabase } from '../db/backup.ts';
 import { openDatabase } from '../db/database.ts';
+import { EmbeddedDatabaseError } from '../db/embedded-errors.ts';
 import type { SubWallet } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { refundOrder } from '../app/refund-order.ts';
@@ -26,7 +30,8 @@ import { isoLocal } from '../domain/time.ts';
 import { jobQueue, startBoss } from '../jobs/queue.ts';
 import { createLogger } from '../log.ts';
 import { reencryptSecrets, secureStoredSecrets } from '../secrets/at-rest.ts';
-import { loadSecretKeys } from '../secrets/keys.ts';
+import { loadSecretKeys, SECRET_KEY_FILE } from '../secrets/keys.ts';
+import { SecretKeyError } from '../secrets/secret-box.ts';
 import { createServices } from '../service.ts';
 
 /**
@@ -57,6 +62,8 @@ const USAGE = `usage: npm run admin -- <command>
   operators create --name <name> --role admin|support   an operator token (shown once)
   operators list | operators disable <operator id>
   audit [--actor <id>] [--target <id>] [--limit <n>] [--cursor <cursor>]   newest first
+  backup <file>    pg_dump -Fc of the whole database, while the service runs; keep the secret key beside it
+  restore <file>   into an empty DATA_DIR or database, the service stopped; refuses any other
 
   --webhook-events: comma-separated statuses whose events the webhook receives, always with
   completed: completed[,failed][,refunded][,expired]`;
@@ -252,6 +259,7 @@ async function main(): Promise<number> {
   const config = loadConfig();
   // Logs go to stderr: stdout carries only the JSON answer.
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2));
+  if (args[0] === 'backup' || args[0] === 'restore') return backupOrRestore(config, log, args);
   // While the service runs on this DATA_DIR, this runs on its embedded server; otherwise it starts
   // the server for the command and stops it after.
   const database = await openDatabase({
@@ -291,6 +299,72 @@ async function main(): Promise<number> {
     throw err;
   } finally {
     await boss?.stop({ graceful: false, close: true, timeout: 1000 });
+    await database.close();
+  }
+}
+
+/** Backup and restore run on the database itself, with PostgreSQL's tools (src/db/backup.ts). */
+async function backupOrRestore(
+  config: Config,
+  log: Logger,
+  [verb, file, ...extra]: string[],
+): Promise<number> {
+  if (!file || extra.length > 0) {
+    console.error(`admin: ${verb} takes one file name\n\n${USAGE}`);
+    return 2;
+  }
+  const target = {
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    log: (message: string, level: 'info' | 'warn' = 'info') => log[level](message),
+  };
+  try {
+    if (verb === 'backup') {
+      console.log(JSON.stringify(await backupDatabase(target, file), null, 2));
+      return 0;
+    }
+    const restored = await restoreDatabase(target, file);
+    const secrets = await checkRestoredSecrets(config, log);
+    console.log(JSON.stringify({ ...restored, secrets }, null, 2));
+    return 0;
+  } catch (err) {
+    if (err instanceof BackupRefused || err instanceof SecretKeyError) {
+      console.error(`admin: ${verb} refused: ${err.message}`);
+      return 1;
+    }
+    if (err instanceof BackupUnavailable || err instanceof EmbeddedDatabaseError) {
+      console.error(`admin: ${verb} could not run: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+/**
+ * After a restore: do the partner secrets open with the key this environment has (SECRET_KEY, or
+ * DATA_DIR/secret.key)? Without a key nothing is made up: the answer says where to put it.
+ */
+async function checkRestoredSecrets(config: Config, log: Logger): Promise<string> {
+  const file = join(resolve(config.dataDir), SECRET_KEY_FILE);
+  if (!config.secretKey && !existsSync(file)) {
+    return `not checked: no SECRET_KEY and no ${file}; the service needs the key the backup's service had (SECRET_KEY, or its DATA_DIR/secret.key copied to ${file})`;
+  }
+  const keys = await loadSecretKeys(config);
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: 1,
+    log: (message, level = 'info') => log[level](message),
+  });
+  try {
+    await secureStoredSecrets(database.db, keys.box, keys.where);
+    return `every partner secret opens with ${keys.where} (key ${keys.box.keyId})`;
+  } catch (err) {
+    if (err instanceof SecretKeyError) {
+      throw new SecretKeyError(`the backup was restored, but ${err.message}`);
+    }
+    throw err;
+  } finally {
     await database.close();
   }
 }

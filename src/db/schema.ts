@@ -231,6 +231,16 @@ export interface WebhookOutboxTable {
   queued_at: Date;
 }
 
+/** The last in-service reconciliation: one row (migration 17). */
+export interface ReconciliationStatusTable {
+  id: ColumnType<boolean, boolean | undefined, never>;
+  ran_at: Date;
+  differences: number;
+  wallets: number;
+  orders: number;
+  seconds: number;
+}
+
 export type PortalRole = 'owner' | 'developer' | 'cashier' | 'accountant';
 
 /** A partner's own people (migration 16). */
@@ -276,6 +286,7 @@ export interface DB {
   issuance_outbox: IssuanceOutboxTable;
   webhook_outbox: WebhookOutboxTable;
   orders: OrdersTable;
+  reconciliation_status: ReconciliationStatusTable;
   order_items: OrderItemsTable;
   order_events: OrderEventsTable;
   documents: DocumentsTable;

@@ -1,4 +1,5 @@
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { WEBHOOK_OUTCOMES, type WebhookAttempts } from '../app/ops-counters.ts';
 import type { FastifyInstance } from 'fastify';
 
 export interface MetricsSources {
@@ -6,11 +7,30 @@ export interface MetricsSources {
   queueDepth(): Promise<{ queue: string; ready: number; active: number; deferred: number }[]>;
   /** Paid orders waiting in the issuance outbox for their issue-order job, and the oldest one's age. */
   issuanceOutbox(): Promise<{ count: number; oldestSeconds: number }>;
+  /** How long the oldest paid order not yet issued has waited (0 when none waits). */
+  issuanceBacklog(): Promise<{ oldestSeconds: number }>;
+  /** The last reconciliation by any instance: its differences and start (unix seconds, 0 before the first). */
+  reconciliation(): Promise<{ differences: number; lastRunSeconds: number }>;
+  /** This process's webhook attempts so far, by outcome (none where no workers run). */
+  webhookAttempts?: WebhookAttempts | undefined;
+}
+
+/**
+ * Two gauges from one query a scrape: the registry collects every metric at once, so the second
+ * gauge finds the first one's query in flight and shares it.
+ */
+function oneReadPerScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | undefined;
+  return () =>
+    (inFlight ??= read().finally(() => {
+      inFlight = undefined;
+    }));
 }
 
 /**
  * Prometheus metrics: requests by route and status with latency; orders by status; job queue depth;
- * the issuance outbox.
+ * the issuance outbox and backlog; webhook attempts; the last reconciliation. What
+ * ops/prometheus-rules.yml alerts on is here, each read in one indexed statement at most a scrape.
  */
 export function installMetrics(app: FastifyInstance, sources: MetricsSources): Registry {
   const registry = new Registry();
@@ -46,13 +66,7 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
       }
     },
   });
-  // Both outbox gauges from one query a scrape: the registry collects every metric at once, so the
-  // second gauge finds the first one's query in flight.
-  let outboxRead: ReturnType<MetricsSources['issuanceOutbox']> | undefined;
-  const outbox = () =>
-    (outboxRead ??= sources.issuanceOutbox().finally(() => {
-      outboxRead = undefined;
-    }));
+  const outbox = oneReadPerScrape(() => sources.issuanceOutbox());
   // Normally a batch's worth for milliseconds; rows that stay say no process is creating the jobs.
   new Gauge({
     name: 'polita_issuance_outbox_orders',
@@ -68,6 +82,43 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
     registers: [registry],
     async collect() {
       this.set((await outbox()).oldestSeconds);
+    },
+  });
+  // Normally seconds (the provider's answer); minutes say issuance is stuck (decision 0056).
+  new Gauge({
+    name: 'polita_issuance_backlog_oldest_seconds',
+    help: 'How long the oldest paid order not yet issued (paid or processing) has waited (0 when none waits)',
+    registers: [registry],
+    async collect() {
+      this.set((await sources.issuanceBacklog()).oldestSeconds);
+    },
+  });
+  new Counter({
+    name: 'polita_webhook_attempts_total',
+    help: 'Webhook delivery attempts made by this process, by outcome: delivered (2xx), failed (the endpoint refused or did not answer), error (the attempt could not be made or recorded)',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const outcome of WEBHOOK_OUTCOMES)
+        this.inc({ outcome }, sources.webhookAttempts?.count(outcome) ?? 0);
+    },
+  });
+  const reconciliation = oneReadPerScrape(() => sources.reconciliation());
+  new Gauge({
+    name: 'polita_reconciliation_differences',
+    help: 'Differences the last reconciliation found between wallets, their ledgers and paid orders',
+    registers: [registry],
+    async collect() {
+      this.set((await reconciliation()).differences);
+    },
+  });
+  new Gauge({
+    name: 'polita_reconciliation_last_run_timestamp_seconds',
+    help: 'When the last reconciliation (by any instance) began, in unix seconds; 0 before the first',
+    registers: [registry],
+    async collect() {
+      this.set((await reconciliation()).lastRunSeconds);
     },
   });
   // A callback hook: no promise per request.

@@ -8,7 +8,12 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import type { Logger } from 'pino';
-import { issuanceOutboxDepth, ordersByStatus } from '../app/operations.ts';
+import {
+  issuanceBacklog,
+  issuanceOutboxDepth,
+  lastReconciliation,
+  ordersByStatus,
+} from '../app/operations.ts';
 import type { Services } from '../app/services.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { consoleRoutes } from '../console/routes.ts';
@@ -33,6 +38,8 @@ export interface ServerOptions {
   maxConnections?: number;
   logger: Logger;
   queueDepth?: MetricsSources['queueDepth'];
+  /** The webhook attempts this process's workers count (none without workers). */
+  webhookAttempts?: MetricsSources['webhookAttempts'];
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -121,6 +128,9 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     ordersByStatus: () => ordersByStatus(svc),
     queueDepth: opts.queueDepth ?? (async () => []),
     issuanceOutbox: () => issuanceOutboxDepth(svc),
+    issuanceBacklog: () => issuanceBacklog(svc),
+    reconciliation: () => lastReconciliation(svc),
+    webhookAttempts: opts.webhookAttempts,
   });
   await app.register(async (scope) => partnerRoutes(scope, svc));
   await app.register(async (scope) => adminRoutes(scope, svc, opts.adminToken));

@@ -3,6 +3,8 @@ import { deliverEvent, emitLegacyCompletion } from '../app/deliver-webhook.ts';
 import { expireDrafts } from '../app/expire-drafts.ts';
 import { forgetExpiredKeys } from '../app/idempotency.ts';
 import { issueOrder } from '../app/issue-order.ts';
+import type { WebhookAttempts } from '../app/ops-counters.ts';
+import { startReconciler } from '../app/reconcile-schedule.ts';
 import type { Services } from '../app/services.ts';
 import { QUEUES } from './queue.ts';
 import { WebhookDispatcher } from './webhook-dispatcher.ts';
@@ -40,7 +42,13 @@ export interface Workers {
 export async function startWorkers(
   boss: PgBoss,
   svc: Services,
-  opts: { pollingIntervalSeconds?: number } = {},
+  opts: {
+    pollingIntervalSeconds?: number;
+    /** Counted here, exposed by /metrics. */
+    webhookAttempts?: WebhookAttempts;
+    /** Reconcile the books when no instance has for this long (decision 0056); undefined: never. */
+    reconcileIntervalSeconds?: number;
+  } = {},
 ): Promise<Workers> {
   // Polled every half second (the queues do not notify, see queue.ts). A poll takes up to a batch of
   // jobs, and while batches come back full the next poll follows at once: one job per poll could not
@@ -57,13 +65,23 @@ export async function startWorkers(
         }),
       ),
   );
+  const attempts = opts.webhookAttempts;
   const webhooks = new WebhookDispatcher(
     boss,
     'deliver-webhook',
-    (job) =>
-      job.data.eventId
-        ? deliverEvent(svc, job.data.eventId)
-        : emitLegacyCompletion(svc, (job.data as { orderId?: string }).orderId),
+    async (job) => {
+      try {
+        const result = job.data.eventId
+          ? await deliverEvent(svc, job.data.eventId)
+          : await emitLegacyCompletion(svc, (job.data as { orderId?: string }).orderId);
+        // Undefined: nothing was attempted (the event was settled already).
+        if (result) attempts?.add(result.delivered ? 'delivered' : 'failed');
+        return result;
+      } catch (err) {
+        attempts?.add('error');
+        throw err;
+      }
+    },
     svc.log,
     {
       maxInFlight: WEBHOOK_IN_FLIGHT,
@@ -79,6 +97,10 @@ export async function startWorkers(
     await forgetExpiredKeys(svc);
   });
   await boss.schedule('expire-drafts', '* * * * *');
+  const reconciler =
+    opts.reconcileIntervalSeconds === undefined
+      ? undefined
+      : startReconciler(svc.db, opts.reconcileIntervalSeconds, svc.log);
   return {
     issuanceQueued: () => boss.notifyWorker(issuer),
     deliveriesQueued: () => webhooks.wake(),
@@ -87,6 +109,7 @@ export async function startWorkers(
     async stop() {
       await boss.offWork('issue-order', { wait: true });
       await webhooks.stop();
+      await reconciler?.stop();
     },
   };
 }

@@ -1,5 +1,6 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { WebhookAttempts } from '../../src/app/ops-counters.ts';
 import { installMetrics } from '../../src/http/metrics.ts';
 
 describe('metrics', () => {
@@ -12,6 +13,8 @@ describe('metrics', () => {
         reads++;
         return { count: 3, oldestSeconds: 1.5 };
       },
+      issuanceBacklog: async () => ({ oldestSeconds: 0 }),
+      reconciliation: async () => ({ differences: 0, lastRunSeconds: 0 }),
     });
     for (const scrape of [1, 2]) {
       const text = await registry.metrics();
@@ -21,12 +24,44 @@ describe('metrics', () => {
     }
   });
 
+  it('reads the last reconciliation once a scrape, and counts webhook attempts by outcome', async () => {
+    let reads = 0;
+    const attempts = new WebhookAttempts();
+    const registry = installMetrics(Fastify(), {
+      ordersByStatus: async () => [],
+      queueDepth: async () => [],
+      issuanceOutbox: async () => ({ count: 0, oldestSeconds: 0 }),
+      issuanceBacklog: async () => ({ oldestSeconds: 75 }),
+      reconciliation: async () => {
+        reads++;
+        return { differences: 2, lastRunSeconds: 1_800_000_000 };
+      },
+      webhookAttempts: attempts,
+    });
+    let text = await registry.metrics();
+    expect(reads).toBe(1);
+    expect(text).toMatch(/^polita_issuance_backlog_oldest_seconds 75$/m);
+    expect(text).toMatch(/^polita_reconciliation_differences 2$/m);
+    expect(text).toMatch(/^polita_reconciliation_last_run_timestamp_seconds 1800000000$/m);
+    // Every outcome is there from the start, so that a rate over them is defined.
+    for (const outcome of ['delivered', 'failed', 'error'])
+      expect(text).toMatch(new RegExp(`^polita_webhook_attempts_total\\{outcome="${outcome}"\\} 0$`, 'm'));
+    attempts.add('delivered');
+    attempts.add('delivered');
+    attempts.add('failed');
+    text = await registry.metrics();
+    expect(text).toMatch(/^polita_webhook_attempts_total\{outcome="delivered"\} 2$/m);
+    expect(text).toMatch(/^polita_webhook_attempts_total\{outcome="failed"\} 1$/m);
+  });
+
   it('counts each request by route, method and status in the histogram dashboards read', async () => {
     const app = Fastify();
     const registry = installMetrics(app, {
       ordersByStatus: async () => [],
       queueDepth: async () => [],
       issuanceOutbox: async () => ({ count: 0, oldestSeconds: 0 }),
+      issuanceBacklog: async () => ({ oldestSeconds: 0 }),
+      reconciliation: async () => ({ differences: 0, lastRunSeconds: 0 }),
     });
     app.get('/health', async () => 'ok');
     app.post('/v1/get-offers', async (_req, reply) => reply.code(403).send({ error: 'Forbidden' }));

@@ -37,8 +37,11 @@ const single = blocks
 /** Tools the documents show on purpose, which this test does not run. */
 const OUTSIDE_TOOLS =
   /^(?:(?:createdb|pg_dump|pg_restore|psql|apt-get|runuser|openssl rand)\b|printf '%s\.' "\$T")/;
-/** Commands that would reach a partner's webhook URL or need what this test does not set up. */
-const NOT_RUN = /\b(webhook-test|resend-webhook)\b/;
+/**
+ * Commands that would reach a partner's webhook URL or need what this test does not set up (backup
+ * and restore write and read files outside the repository; test/ops/backup.test.ts runs them).
+ */
+const NOT_RUN = /\b(webhook-test|resend-webhook)\b|admin -- (backup|restore) /;
 
 let h: Harness;
 let url: string;

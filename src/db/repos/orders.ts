@@ -354,8 +354,21 @@ export async function listOrders(db: Conn, f: OrderListFilter): Promise<OrderRow
 }
 
 /** Every order, for reconciliation. */
-export async function allOrders(db: Conn): Promise<OrderRow[]> {
-  return db.selectFrom('orders').selectAll().execute();
+/** What reconciliation reads of an order. */
+export type OrderBooks = Pick<
+  OrderRow,
+  'id' | 'partner_id' | 'status' | 'price' | 'payment_method' | 'payment'
+>;
+
+/** The next `limit` orders by id after `after` (from the first when undefined), as reconciliation reads them. */
+export async function ordersAfter(db: Conn, after: string | undefined, limit: number): Promise<OrderBooks[]> {
+  let q = db
+    .selectFrom('orders')
+    .select(['id', 'partner_id', 'status', 'price', 'payment_method', 'payment'])
+    .orderBy('id')
+    .limit(limit);
+  if (after !== undefined) q = q.where('id', '>', after);
+  return q.execute();
 }
 
 /** An order's status history, oldest first, as the operator reads it: from → to, why, by whom, when. */
@@ -366,6 +379,16 @@ export async function orderEvents(db: Conn, orderId: string) {
     .where('order_id', '=', orderId)
     .orderBy('id')
     .execute();
+}
+
+/** When the oldest paid order not yet issued was paid (migration 17's partial index answers it). */
+export async function oldestAwaitingIssue(db: Conn): Promise<Date | null> {
+  const row = await db
+    .selectFrom('orders')
+    .select((eb) => eb.fn.min<Date | null>('paid_at').as('oldest'))
+    .where('status', 'in', ['paid', 'processing'])
+    .executeTakeFirst();
+  return row?.oldest ?? null;
 }
 
 export async function countOrdersByStatus(db: Conn): Promise<{ status: string; n: number }[]> {
