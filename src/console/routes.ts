@@ -15,7 +15,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sessionFor, signIn, signOut } from '../app/admin/console-sessions.ts';
 import { asActor } from '../app/admin/operators.ts';
 import type { Services } from '../app/services.ts';
+import { unavailableMessage } from '../app/availability.ts';
 import { DomainError } from '../domain/errors.ts';
+import { databaseAway } from '../http/errors.ts';
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
 import type { App } from '../http/typed.ts';
 import { orderPages } from './orders.ts';
@@ -217,6 +219,10 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         const status = err.statusCode ?? 500;
         if (status === 413) return refuse(req, reply, 413, 'The form is larger than 64 KiB.');
         if (status >= 400 && status < 500) return refuse(req, reply, status, err.message);
+        if (databaseAway(err, req, reply, svc.health)) {
+          return refuse(req, reply, 503, unavailableMessage(req.id));
+        }
+        req.failure = 'unexpected';
         req.log.error({ err }, 'console: unexpected failure');
         return refuse(
           req,

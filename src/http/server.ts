@@ -8,7 +8,7 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import type { Logger } from 'pino';
-import { issuanceOutboxDepth, ordersByStatus } from '../app/operations.ts';
+import { databaseReachable, issuanceOutboxDepth, ordersByStatus } from '../app/operations.ts';
 import type { Services } from '../app/services.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { consoleRoutes } from '../console/routes.ts';
@@ -111,7 +111,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
       );
     });
   }
-  installErrorHandler(app);
+  installErrorHandler(app, svc.health);
   installRawBodyParser(app);
   for (const s of sharedSchemas) app.addSchema(s);
 
@@ -121,6 +121,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     ordersByStatus: () => ordersByStatus(svc),
     queueDepth: opts.queueDepth ?? (async () => []),
     issuanceOutbox: () => issuanceOutboxDepth(svc),
+    databaseUp: () => databaseReachable(svc),
   });
   await app.register(async (scope) => partnerRoutes(scope, svc));
   await app.register(async (scope) => adminRoutes(scope, svc, opts.adminToken));

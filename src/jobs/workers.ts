@@ -4,7 +4,7 @@ import { expireDrafts } from '../app/expire-drafts.ts';
 import { forgetExpiredKeys } from '../app/idempotency.ts';
 import { issueOrder } from '../app/issue-order.ts';
 import type { Services } from '../app/services.ts';
-import { QUEUES } from './queue.ts';
+import { ISSUE_PROVIDER_RETRIES } from './queue.ts';
 import { WebhookDispatcher } from './webhook-dispatcher.ts';
 
 /** Jobs a worker takes per poll: issuance is mostly waiting on the database, the provider and the PDF. */
@@ -53,7 +53,7 @@ export async function startWorkers(
     (jobs) =>
       settleEach(jobs, (job) =>
         issueOrder(svc, job.data.orderId, {
-          finalAttempt: job.retryCount >= QUEUES['issue-order'].retryLimit,
+          finalAttempt: job.retryCount >= ISSUE_PROVIDER_RETRIES,
         }),
       ),
   );

@@ -19,7 +19,9 @@ import { signIn } from '../app/portal/sign-in.ts';
 import { signOut } from '../app/portal/sign-out.ts';
 import { MIN_PASSWORD_LENGTH } from '../app/portal/password.ts';
 import type { Services } from '../app/services.ts';
+import { unavailableMessage } from '../app/availability.ts';
 import { DomainError } from '../domain/errors.ts';
+import { databaseAway } from '../http/errors.ts';
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
 import type { App } from '../http/typed.ts';
 import { navFor } from './nav.ts';
@@ -212,6 +214,10 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
           const status = err.statusCode ?? 500;
           if (status === 413) return refuse(req, reply, 413, 'The form is larger than 64 KiB.');
           if (status >= 400 && status < 500) return refuse(req, reply, status, err.message);
+          if (databaseAway(err, req, reply, svc.health)) {
+            return refuse(req, reply, 503, unavailableMessage(req.id));
+          }
+          req.failure = 'unexpected';
           req.log.error({ err }, 'portal: unexpected failure');
           return refuse(
             req,
