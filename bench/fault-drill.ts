@@ -1,5 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -219,6 +228,52 @@ export async function ownPostgres(): Promise<OwnPostgres> {
     },
     async stop() {
       await stopWith('SIGINT');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A file system of its own to fill: a 160 MB tmpfs (initdb takes about 40 MB, a WAL segment 16 MB)
+ * mounted on a temporary directory. Mounting needs root: without it (or when the mount fails) the
+ * answer is the reason, and the caller skips.
+ */
+export interface SmallDisk {
+  dir: string;
+  /** Writes a file until the file system is full. */
+  fill(): void;
+  /** Removes that file. */
+  free(): void;
+  unmount(): void;
+}
+
+export function smallDisk(): SmallDisk | string {
+  if (process.getuid?.() !== 0) return 'filling a disk needs a tmpfs mounted as root, and this is not root';
+  const dir = mkdtempSync(join(tmpdir(), 'polita-disk-'));
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=160m', 'tmpfs', dir], { encoding: 'utf8' });
+  if (mounted.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    return `mounting a tmpfs failed: ${(mounted.stderr || mounted.error?.message || '').trim()}`;
+  }
+  const filler = join(dir, 'filler');
+  return {
+    dir: join(dir, 'data'),
+    fill() {
+      const fd = openSync(filler, 'w');
+      const chunk = Buffer.alloc(1024 * 1024);
+      try {
+        for (;;) writeSync(fd, chunk);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+      } finally {
+        closeSync(fd);
+      }
+    },
+    free() {
+      rmSync(filler, { force: true });
+    },
+    unmount() {
+      spawnSync('umount', ['-l', dir]);
       rmSync(dir, { recursive: true, force: true });
     },
   };

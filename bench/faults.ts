@@ -9,6 +9,7 @@ import {
   sleep,
   spawnPolita,
   webhookReceiver,
+  smallDisk,
   type DrillResult,
   type OwnPostgres,
   type Polita,
@@ -37,8 +38,11 @@ export function embeddedPostmaster(dataDir: string): number {
   return Number.parseInt(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]!, 10);
 }
 
-async function onEmbedded(fault: string, run: (p: Polita, dir: string) => Promise<void>): Promise<Row> {
-  const dir = mkdtempSync(join(tmpdir(), 'polita-fault-'));
+async function onEmbedded(
+  fault: string,
+  run: (p: Polita, dir: string) => Promise<void>,
+  dir = mkdtempSync(join(tmpdir(), 'polita-fault-')),
+): Promise<Row> {
   const hook = await webhookReceiver();
   const p = await spawnPolita({ DATA_DIR: dir });
   try {
@@ -73,7 +77,7 @@ async function onOwnServer(fault: string, run: (server: OwnPostgres) => Promise<
   }
 }
 
-const FAULTS: Record<string, () => Promise<Row>> = {
+const FAULTS: Record<string, () => Promise<Row | undefined>> = {
   'embedded-kill': () =>
     onEmbedded('embedded postmaster SIGKILL', async (_p, dir) => {
       process.kill(embeddedPostmaster(dir), 'SIGKILL');
@@ -92,6 +96,27 @@ const FAULTS: Record<string, () => Promise<Row>> = {
     }),
 };
 
+FAULTS['disk-full'] = async () => {
+  const disk = smallDisk();
+  if (typeof disk === 'string') {
+    console.error(`disk-full skipped: ${disk}`);
+    return undefined;
+  }
+  try {
+    return await onEmbedded(
+      `DATA_DIR's disk full for ${DOWN_MS / 1000} s`,
+      async () => {
+        disk.fill();
+        await sleep(DOWN_MS);
+        disk.free();
+      },
+      disk.dir,
+    );
+  } finally {
+    disk.unmount();
+  }
+};
+
 const wanted = (process.env.FAULTS ?? Object.keys(FAULTS).join(',')).split(',');
 const rows: Row[] = [];
 for (const name of wanted) {
@@ -100,7 +125,7 @@ for (const name of wanted) {
   console.error(`fault: ${name} …`);
   const row = await run();
   console.error(JSON.stringify(row));
-  rows.push(row);
+  if (row) rows.push(row);
   await sleep(1000);
 }
 console.log(

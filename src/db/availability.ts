@@ -60,6 +60,7 @@ export type Log = (message: string, level?: 'info' | 'warn') => void;
  */
 export class DatabaseHealth {
   private downSince: number | undefined;
+  private lastOutOfRoom = 0;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly listeners: ((up: boolean) => void)[] = [];
@@ -88,6 +89,20 @@ export class DatabaseHealth {
 
   markDown(err: unknown): void {
     if (this.closed || this.downSince !== undefined) return;
+    // Out of room (a full disk, memory, connections): the server still answers, and reads go on.
+    // Only writes fail, each answered as unavailable; the log says so once a minute, and the
+    // server is not marked away (its probe would answer at once, and the state would flap).
+    if (/^53/.test(String((err as { code?: unknown }).code))) {
+      if (Date.now() - this.lastOutOfRoom > 60_000) {
+        this.lastOutOfRoom = Date.now();
+        this.log(
+          `the database refuses writes for lack of room (${(err as Error).message}); ` +
+            'answering them with Retry-After until it has room again',
+          'warn',
+        );
+      }
+      return;
+    }
     this.downSince = Date.now();
     const e = err as { code?: string; message?: string };
     this.log(
