@@ -128,6 +128,10 @@ export interface OwnPostgres {
   url: string;
   /** Shuts the server down (fast: SIGINT, immediate: SIGQUIT), waits `downMs`, starts it again. */
   restart(mode: 'fast' | 'immediate', downMs: number): Promise<void>;
+  /** Shuts it down, and returns once it has stopped. */
+  down(mode: 'fast' | 'immediate'): Promise<void>;
+  /** Starts it again, and returns once it accepts connections. */
+  up(): Promise<void>;
   terminateBackends(): Promise<number>;
   stop(): Promise<void>;
 }
@@ -213,6 +217,8 @@ export async function ownPostgres(): Promise<OwnPostgres> {
       await sleep(downMs);
       await start();
     },
+    down: (mode) => stopWith(mode === 'fast' ? 'SIGINT' : 'SIGQUIT'),
+    up: start,
     async terminateBackends() {
       const a = new pg.Client({ connectionString: admin });
       await a.connect();
