@@ -6,6 +6,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readFileSync,
   rmSync,
   writeSync,
 } from 'node:fs';
@@ -13,7 +14,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { binaries } from '../src/db/embedded-server.ts';
+import { binaries, embeddedConnectionString } from '../src/db/embedded-server.ts';
 import { serverUser } from '../src/db/os-user.ts';
 import { signatureHeader } from '../src/signature.ts';
 import { freePort, startScript } from './processes.ts';
@@ -117,6 +118,42 @@ export async function spawnPolita(env: Record<string, string>): Promise<Polita> 
       clearTimeout(timer);
     },
   };
+}
+
+/** Resolves once the embedded server of DATA_DIR runs under a postmaster other than `killed`. */
+export async function embeddedBack(dataDir: string, killed: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const pid = embeddedPostmaster(dataDir);
+    if (pid && pid !== killed) {
+      const c = new pg.Client({
+        connectionString: embeddedConnectionString(dataDir, 'postgres'),
+        connectionTimeoutMillis: 1000,
+      });
+      c.on('error', () => {});
+      const up = await c.connect().then(
+        () => c.query('select 1').then(() => true),
+        () => false,
+      );
+      await c.end().catch(() => {});
+      if (up) return;
+    }
+    await sleep(50);
+  }
+  throw new Error('the embedded PostgreSQL did not come back within 120 s');
+}
+
+/** The postmaster of the embedded server of DATA_DIR, from its pid file (undefined while it has none). */
+export function embeddedPostmaster(dataDir: string): number | undefined {
+  try {
+    const pid = Number.parseInt(
+      readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]!,
+      10,
+    );
+    return Number.isInteger(pid) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -360,9 +397,9 @@ async function payOne(
 }
 
 export interface DrillResult {
-  /** Longest stretch /readyz was not 200, in seconds. */
+  /** How long /readyz was not 200 in all, in seconds (polled every 100 ms). */
   unreadySeconds: number;
-  /** From the fault's end (the server back) to /readyz 200 again, in seconds. */
+  /** From the fault's end (the server accepting connections again) to /readyz 200, in seconds. */
   recoverSeconds: number;
   /** Every answer the clients got while the fault lasted, by status. */
   duringFault: Record<string, number>;
@@ -426,7 +463,7 @@ export async function drill(
 
   // /readyz every 100 ms: the longest stretch it was not 200.
   let unreadySince: number | undefined;
-  let unreadyMax = 0;
+  let unready = 0;
   let lastReady = Date.now();
   let watching = true;
   const watcher = (async () => {
@@ -437,7 +474,7 @@ export async function drill(
       );
       const now = Date.now();
       if (ok) {
-        if (unreadySince !== undefined) unreadyMax = Math.max(unreadyMax, (now - unreadySince) / 1000);
+        if (unreadySince !== undefined) unready += (now - unreadySince) / 1000;
         unreadySince = undefined;
         lastReady = now;
       } else unreadySince ??= now;
@@ -478,7 +515,7 @@ export async function drill(
   while (Date.now() < deadline && [...acknowledged].some((id) => !hook.completed.has(id))) await sleep(250);
   for (const id of acknowledged) if (!hook.completed.has(id)) webhooksMissing.push(id);
   return {
-    unreadySeconds: unreadyMax,
+    unreadySeconds: unready,
     recoverSeconds,
     duringFault,
     unexpected,

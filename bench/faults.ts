@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   drill,
+  embeddedBack,
+  embeddedPostmaster,
   ownPostgres,
   prepareDemo,
   reconcile,
@@ -31,11 +33,6 @@ interface Row {
   fault: string;
   result: DrillResult;
   reconciled: boolean;
-}
-
-/** The postmaster of the embedded server of DATA_DIR, from its pid file. */
-export function embeddedPostmaster(dataDir: string): number {
-  return Number.parseInt(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]!, 10);
 }
 
 async function onEmbedded(
@@ -80,7 +77,9 @@ async function onOwnServer(fault: string, run: (server: OwnPostgres) => Promise<
 const FAULTS: Record<string, () => Promise<Row | undefined>> = {
   'embedded-kill': () =>
     onEmbedded('embedded postmaster SIGKILL', async (_p, dir) => {
-      process.kill(embeddedPostmaster(dir), 'SIGKILL');
+      const postmaster = embeddedPostmaster(dir)!;
+      process.kill(postmaster, 'SIGKILL');
+      await embeddedBack(dir, postmaster);
     }),
   fast: () =>
     onOwnServer(`external server down ${DOWN_MS / 1000} s (fast shutdown)`, async (s) => {

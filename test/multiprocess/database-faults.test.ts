@@ -1,10 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import {
   DRILL_ADMIN_TOKEN,
   drill,
+  embeddedBack,
+  embeddedPostmaster,
   ownPostgres,
   prepareDemo,
   reconcile,
@@ -103,8 +105,7 @@ describe.skipIf(onServer)('the database goes away under a payment load', () => {
     cleanups.push(p.stop);
     await prepareDemo(p, hook.url);
     const cookie = await consoleSession(p);
-    const pidFile = join(dir, 'pg', 'postmaster.pid');
-    const postmaster = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0]!, 10);
+    const postmaster = embeddedPostmaster(dir)!;
 
     let seen: Awaited<ReturnType<typeof otherSurfaces>> | undefined;
     const r = await drill(p, hook, async () => {
@@ -113,11 +114,7 @@ describe.skipIf(onServer)('the database goes away under a payment load', () => {
       await sleep(300);
       seen = await otherSurfaces(p, cookie);
       // Over once the server the service started again answers.
-      for (let i = 0; i < 300; i++) {
-        const again = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0]!, 10);
-        if (again !== postmaster && (await fetch(`${p.url}/readyz`)).status === 200) break;
-        await sleep(100);
-      }
+      await embeddedBack(dir, postmaster);
     });
     expectRecovered(r, 'embedded postmaster SIGKILL');
     expect(seen?.admin.slice(0, 2)).toEqual([503, '5']);
