@@ -61,6 +61,7 @@ export function createServices(
   bindSecretBox(database.db, opts.secrets);
   return {
     db: database.db,
+    health: database.health,
     clock: new Clock(database.db, config.sandbox),
     partners: new PartnerDirectory(database.db, opts.secrets),
     catalogue: loadCatalogue(),

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '../db/availability.ts';
 import { formatAmount } from '../domain/money.ts';
 import { localDateTime, formatDmy } from '../domain/time.ts';
 import { completeIssuedOrder, type IssuedItem } from '../db/repos/issuance.ts';
@@ -97,6 +98,9 @@ export async function issueOrder(
   } catch (err) {
     const rejected = err instanceof ProviderRejection;
     if (!rejected && !opts.finalAttempt) throw err; // a transient failure: the job is retried
+    // The database away (a full disk, a restart) fails no order: the policy is made again once it
+    // is back, however many attempts that takes (decision 0052).
+    if (isDatabaseUnavailable(err)) throw err;
     svc.log.warn({ orderId, err }, 'issuance failed');
     const reason = rejected
       ? (err as Error).message

@@ -6,10 +6,13 @@ import type { Services } from './services.ts';
 
 /** What monitoring reads: readiness, the policy documents by their URL, the order counts, the backlogs. */
 export async function databaseReachable(svc: Services): Promise<boolean> {
+  // While it is known to be away, the health watch's own probe decides: no request waits on the pool.
+  if (!svc.health.up) return false;
   try {
     await ping(svc.db);
     return true;
-  } catch {
+  } catch (err) {
+    svc.health.report(err);
     return false;
   }
 }

@@ -1,3 +1,4 @@
+import type { DatabaseHealth } from '../db/availability.ts';
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
@@ -41,6 +42,8 @@ export interface JobQueue {
 /** Everything a use case may touch, wired by hand in main.ts (and in the test helper). */
 export interface Services {
   db: Db;
+  /** Whether the database answers, as this process last found; told of every unavailability met. */
+  health: DatabaseHealth;
   clock: Clock;
   partners: PartnerDirectory;
   catalogue: Catalogue;

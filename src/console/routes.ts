@@ -148,7 +148,7 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         return render(req, reply, 'error', { title: 'Refused', message }, status);
       }
 
-      c.setErrorHandler(page.pageErrorHandler(refuse, 'console', 'whoever runs the service'));
+      c.setErrorHandler(page.pageErrorHandler(refuse, 'console', 'whoever runs the service', svc.health));
       c.setNotFoundHandler(async (req, reply) =>
         refuse(req, reply, 404, `There is no console page at ${req.url.split('?')[0]}.`),
       );

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Db as IDatabase } from 'pg-boss';
+import { DatabaseHealth } from './availability.ts';
 import { DataDirInUseError } from './data-dir-lock.ts';
 import { embeddedConnectionString, startEmbeddedServer, type EmbeddedServer } from './embedded-server.ts';
 import { migrate } from './migrate.ts';
@@ -24,6 +25,8 @@ export interface Database {
   connectionString: string;
   /** The embedded server this process started and stops on close; undefined on DATABASE_URL. */
   embedded: EmbeddedServer | undefined;
+  /** Whether the database answers now, as this process last found (decision 0050). */
+  health: DatabaseHealth;
   close(): Promise<void>;
 }
 
@@ -61,6 +64,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     server = await startEmbeddedServer({
       dataDir: opts.dataDir,
       detached: true,
+      // The service's server is started again if it dies under it (decision 0051).
+      restart: true,
       ...(opts.log ? { log: opts.log } : {}),
     });
   } catch (err) {
@@ -83,12 +88,14 @@ async function openPostgres(
   opts: { max: number; prepare: boolean; log: Log },
   embedded: EmbeddedServer | undefined,
 ): Promise<Database> {
-  const pool = newPool(connectionString, opts.max, opts.log);
-  const jobsPool = newPool(connectionString, JOB_POOL_SIZE, opts.log);
+  const health = new DatabaseHealth(connectionString, opts.log);
+  const pool = newPool(connectionString, opts.max, opts.log, health);
+  const jobsPool = newPool(connectionString, JOB_POOL_SIZE, opts.log, health);
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool: sessionPool(pool, { prepare: opts.prepare }) }),
   });
   const close = async () => {
+    health.close();
     await db.destroy();
     await jobsPool.end();
     await embedded?.stop();
@@ -104,6 +111,7 @@ async function openPostgres(
     });
     await migrate(db);
   } catch (err) {
+    health.close();
     await db.destroy().catch(() => {});
     await jobsPool.end().catch(() => {});
     throw err;
@@ -113,18 +121,29 @@ async function openPostgres(
     boss: { executeSql: (text, values) => jobsPool.query(text, values as unknown[]) },
     connectionString,
     embedded,
+    health,
     close,
   };
 }
 
 const JOB_POOL_SIZE = 4;
+/**
+ * How long a statement waits for a connection (a new one, or one of the pool's when all are busy):
+ * a request that needs the database answers within 5 s even when it cannot be reached (decision
+ * 0050), and a refused connection fails at once anyway.
+ */
+export const CONNECT_TIMEOUT_MS = 3000;
 
-function newPool(connectionString: string, max: number, log: Log): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max });
+function newPool(connectionString: string, max: number, log: Log, health: DatabaseHealth): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // An idle client the server disconnects (restart, failover, pg_terminate_backend) emits 'error' on
   // the pool; without a listener that crashes the process. The pool drops the client and makes a
-  // new one; the operator reads why in the service's log, at warn.
-  pool.on('error', (err) => log(`PostgreSQL dropped an idle connection: ${err.message}`, 'warn'));
+  // new one; the operator reads why in the service's log, at warn: the first of a burst, as the
+  // health probe then says when the server answers again (one line each way, not one a session).
+  pool.on('error', (err) => {
+    if (health.up) log(`PostgreSQL dropped an idle connection: ${err.message}`, 'warn');
+    health.report(err);
+  });
   // A session ended right after it connected can have its error read in the same chunk as its
   // ReadyForQuery: after the pool has stopped listening for it and before whoever asked for the
   // session can, and pg emits it with nobody listening (an uncaught exception, seen in

@@ -33,8 +33,8 @@ export interface EmbeddedServer {
   connectionString: string;
   /** The same server's maintenance database, for creating and dropping databases. */
   adminConnectionString: string;
-  /** The postmaster's pid. */
-  pid: number;
+  /** The postmaster's pid (a new one after a restart). */
+  readonly pid: number;
   /** Shutdown (sessions end, a checkpoint is written), then the DATA_DIR lock is released. */
   stop(): Promise<void>;
 }
@@ -49,6 +49,11 @@ export interface EmbeddedOptions {
    * the test suite: the server dies with the test run's process group.
    */
   detached?: boolean;
+  /**
+   * True for the service: a server that exits on its own (killed, or stopped after a failure) is
+   * started again on the same cluster, until it runs or stop() is called (decision 0051).
+   */
+  restart?: boolean;
   log?: (message: string, level?: 'info' | 'warn') => void;
 }
 
@@ -82,14 +87,55 @@ export async function startEmbeddedServer(opts: EmbeddedOptions): Promise<Embedd
     await stopLeftServer(cluster, log);
     const sockets = socketDir(dataDir);
     makeOwnedDir(sockets, user, 0o700);
-    const child = await launch(bin, { ...opts, cluster, sockets, dataDir, user, log });
+    const launchOpts = { ...opts, cluster, sockets, dataDir, user, log };
+    let child = await launch(bin, launchOpts);
     const adminConnectionString = embeddedConnectionString(dataDir, 'postgres');
     await ensureDatabase(adminConnectionString);
+    let stopping = false;
+    let restarting: Promise<void> | undefined;
+    // Started again from here, with the DATA_DIR lock still held: nobody else can take the cluster
+    // meanwhile. Backends the dead postmaster left may still hold its shared memory for a moment;
+    // launch() waits for them, as the server refuses to start beside them.
+    const restart = async () => {
+      for (let attempt = 1; !stopping; attempt++) {
+        try {
+          forgetReusedPid(cluster);
+          const next = await launch(bin, launchOpts);
+          if (stopping) return void (await stopChild(next));
+          child = next;
+          watch(next);
+          return;
+        } catch (err) {
+          if (attempt === 1) {
+            log(
+              `the embedded PostgreSQL did not start again (${(err as Error).message.split('\n')[0]}); ` +
+                'trying again every few seconds',
+              'warn',
+            );
+          }
+          await sleep(Math.min(500 * attempt, 5000));
+        }
+      }
+    };
+    const watch = (c: ChildProcess) =>
+      c.once('exit', (code, signal) => {
+        if (stopping || !opts.restart) return;
+        log(
+          `the embedded PostgreSQL (pid ${c.pid}) exited (${signal ?? `code ${code}`}); starting it again on ${cluster}`,
+          'warn',
+        );
+        restarting = restart().finally(() => (restarting = undefined));
+      });
+    watch(child);
     return {
       connectionString: embeddedConnectionString(dataDir),
       adminConnectionString,
-      pid: child.pid!,
+      get pid() {
+        return child.pid!;
+      },
       stop: once(async () => {
+        stopping = true;
+        await restarting;
         await stopChild(child);
         await lock.release();
       }),
@@ -281,6 +327,23 @@ async function stopLeftServer(
   throw new EmbeddedDatabaseError(
     `the PostgreSQL server left running (pid ${pid}) on ${cluster} does not stop`,
   );
+}
+
+/**
+ * A postmaster.pid whose pid now belongs to a process that is not PostgreSQL (reused since the
+ * server died) would make the server refuse to start forever: it is removed. One naming a dead
+ * process is left to the server, which also reads from it whether old backends still hold the
+ * shared memory.
+ */
+function forgetReusedPid(cluster: string): void {
+  const pid = postmasterPid(cluster);
+  if (!pid || isLivePostgres(pid)) return;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return;
+  }
+  rmSync(join(cluster, 'postmaster.pid'), { force: true });
 }
 
 function postmasterPid(cluster: string): number | undefined {

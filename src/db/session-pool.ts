@@ -63,6 +63,7 @@ export function sessionPool(pool: pg.Pool, opts: { prepare: boolean; maxNames?: 
       // next statement on it fails instead, and is retried or thrown as below.
       client.on('error', ignore);
       let first = true;
+      let released = false;
       const run = async (text: string, values: ReadonlyArray<unknown>) => {
         const retry = first && isHarmless(text);
         first = false;
@@ -75,7 +76,10 @@ export function sessionPool(pool: pg.Pool, opts: { prepare: boolean; maxNames?: 
             if (!retry || attempt > maxRetries || !isConnectionLost(err)) throw err;
             client.off('error', ignore);
             client.release(err as Error); // destroys it
+            released = true;
+            // No session to be had (the server is away): the caller's error, and nothing to release.
             client = await pool.connect();
+            released = false;
             client.on('error', ignore);
           }
         }
@@ -93,6 +97,8 @@ export function sessionPool(pool: pg.Pool, opts: { prepare: boolean; maxNames?: 
       const pooled: PostgresPoolClient = {
         query,
         release: () => {
+          if (released) return;
+          released = true;
           client.off('error', ignore);
           client.release();
         },

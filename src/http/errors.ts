@@ -1,11 +1,26 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  isDatabaseUnavailable,
+  RETRY_AFTER_SECONDS,
+  unavailableMessage,
+  type DatabaseHealth,
+} from '../app/availability.ts';
 import { DomainError, type ErrorCode } from '../domain/errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set when the answer is a failure the error-rate metric counts (metrics.ts). */
+    failure?: 'unexpected' | 'database_unavailable';
+  }
+}
 
 /**
  * The one place errors become HTTP. Every error body is `{statusCode, error, message}`:
  * - 4xx: `error` and `message` both carry the reason, so a client reading either gets it;
  * - product rules: 500, `error: "Internal Server Error"`, `message: "[API] <reason>"` (spec);
- * - anything unexpected: 500 with only a request id: no stack, no SQL, no `[API]`.
+ * - anything unexpected: 500 with only a request id: no stack, no SQL, no `[API]`;
+ * - the database unreachable (decision 0050): on /v1 the same 500 saying it is temporary, elsewhere
+ *   503, both with Retry-After, logged once by the health watch rather than once a request.
  */
 export interface ErrorBody {
   statusCode: number;
@@ -30,7 +45,24 @@ export function sendError(reply: FastifyReply, body: ErrorBody): FastifyReply {
   return reply.code(body.statusCode).type('application/json').send(body);
 }
 
-export function installErrorHandler(app: FastifyInstance): void {
+/**
+ * A failure because the database cannot be reached: marks the answer (Retry-After, the metric),
+ * tells the health watch, and says so; false for any other error, which the caller handles.
+ */
+export function databaseAway(
+  err: unknown,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  health: DatabaseHealth | undefined,
+): boolean {
+  if (!isDatabaseUnavailable(err)) return false;
+  health?.markDown(err);
+  req.failure = 'database_unavailable';
+  reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  return true;
+}
+
+export function installErrorHandler(app: FastifyInstance, health?: DatabaseHealth): void {
   app.setErrorHandler((err: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof DomainError) {
       if (err.code === 'product_rule' || err.code === 'vehicle_not_found') {
@@ -54,6 +86,16 @@ export function installErrorHandler(app: FastifyInstance): void {
           : err.message;
       return sendError(reply, reasonBody(status, reason));
     }
+    if (databaseAway(err, request, reply, health)) {
+      const message = unavailableMessage(request.id);
+      return sendError(
+        reply,
+        request.url.startsWith('/v1/')
+          ? { statusCode: 500, error: 'Internal Server Error', message }
+          : { statusCode: 503, error: 'Service Unavailable', message },
+      );
+    }
+    request.failure = 'unexpected';
     request.log.error({ err }, 'unexpected failure');
     return sendError(reply, {
       statusCode: 500,

@@ -63,13 +63,44 @@ export function installIdempotency(app: FastifyInstance, svc: Services): void {
     }
   };
 
+  // What could not be written while the database was away, written once it answers again
+  // (decision 0050): a key let go after an unavailability answer, or the answer of a request whose
+  // work committed just before the database went. Until then a retry with the key is told that
+  // its first request is still being processed.
+  const later = new Map<string, () => Promise<void>>();
+  const writeLater = async () => {
+    for (const [id, write] of later) {
+      try {
+        await write();
+        later.delete(id);
+      } catch (err) {
+        if (!svc.health.report(err)) later.delete(id);
+        return;
+      }
+    }
+  };
+  svc.health.onChange((up) => {
+    if (up) void writeLater();
+  });
+
   const storeAnswer = async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const key = req.idempotencyKey;
     if (key === undefined) return payload;
     req.idempotencyKey = undefined;
     const body =
       typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
-    await finishIdempotent(svc, { partnerId: req.partner.id, key, status: reply.statusCode, body });
+    // The unavailability answer itself is never stored: its key is let go, so the retry runs.
+    const finish = () =>
+      finishIdempotent(svc, { partnerId: req.partner.id, key, status: reply.statusCode, body });
+    try {
+      await finish();
+    } catch (err) {
+      if (!svc.health.report(err)) throw err;
+      later.set(`${req.partner.id}\n${key}`, finish);
+      if (svc.health.up) setTimeout(() => void writeLater(), 1000).unref();
+      // A success not stored is not sent: the error handler answers that the database is away.
+      if (reply.statusCode < 500) throw err;
+    }
     return payload;
   };
 

@@ -13,23 +13,44 @@ export interface MetricsSources {
   reconciliation(): Promise<{ differences: number; lastRunSeconds: number }>;
   /** This process's webhook attempts so far, by outcome (none where no workers run). */
   webhookAttempts?: WebhookAttempts | undefined;
+  /** Whether the database answers now (absent: the gauge is not exposed). */
+  databaseUp?(): Promise<boolean>;
 }
 
 /**
  * Two gauges from one query a scrape: the registry collects every metric at once, so the second
  * gauge finds the first one's query in flight and shares it.
  */
-function oneReadPerScrape<T>(read: () => Promise<T>): () => Promise<T> {
-  let inFlight: Promise<T> | undefined;
+function oneReadPerScrape<T>(read: () => Promise<T>): () => Promise<T | undefined> {
+  let inFlight: Promise<T | undefined> | undefined;
   return () =>
-    (inFlight ??= read().finally(() => {
+    (inFlight ??= orNothing(read).finally(() => {
       inFlight = undefined;
     }));
 }
 
 /**
+ * A gauge read from the database: while the database is away it has no value (the scrape still
+ * answers, with polita_database_up 0), rather than failing the whole scrape.
+ */
+/** A gauge's value, or none (not exposed this scrape) when its read failed. */
+function setOrClear(gauge: Gauge, value: number | undefined): void {
+  gauge.reset();
+  if (value !== undefined) gauge.set(value);
+}
+
+async function orNothing<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Prometheus metrics: requests by route and status with latency; orders by status; job queue depth;
- * the issuance outbox and backlog; webhook attempts; the last reconciliation. What
+ * the issuance outbox and backlog; webhook attempts; the last reconciliation; unexpected failures and
+ * those of an unreachable database, and whether it answers. What
  * ops/prometheus-rules.yml alerts on is here, each read in one indexed statement at most a scrape.
  */
 export function installMetrics(app: FastifyInstance, sources: MetricsSources): Registry {
@@ -49,7 +70,7 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
     registers: [registry],
     async collect() {
       this.reset();
-      for (const r of await sources.ordersByStatus()) this.set({ status: r.status }, r.n);
+      for (const r of (await orNothing(sources.ordersByStatus)) ?? []) this.set({ status: r.status }, r.n);
     },
   });
   new Gauge({
@@ -59,7 +80,7 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
     registers: [registry],
     async collect() {
       this.reset();
-      for (const q of await sources.queueDepth()) {
+      for (const q of (await orNothing(sources.queueDepth)) ?? []) {
         this.set({ queue: q.queue, state: 'ready' }, q.ready);
         this.set({ queue: q.queue, state: 'active' }, q.active);
         this.set({ queue: q.queue, state: 'deferred' }, q.deferred);
@@ -73,7 +94,7 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
     help: 'Paid orders waiting in the issuance outbox for their issue-order job',
     registers: [registry],
     async collect() {
-      this.set((await outbox()).count);
+      setOrClear(this, (await outbox())?.count);
     },
   });
   new Gauge({
@@ -81,7 +102,7 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
     help: 'How long the oldest order in the issuance outbox has waited (0 when it is empty)',
     registers: [registry],
     async collect() {
-      this.set((await outbox()).oldestSeconds);
+      setOrClear(this, (await outbox())?.oldestSeconds);
     },
   });
   // Normally seconds (the provider's answer); minutes say issuance is stuck (decision 0056).
@@ -90,7 +111,7 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
     help: 'How long the oldest paid order not yet issued (paid or processing) has waited (0 when none waits)',
     registers: [registry],
     async collect() {
-      this.set((await sources.issuanceBacklog()).oldestSeconds);
+      setOrClear(this, (await orNothing(sources.issuanceBacklog))?.oldestSeconds);
     },
   });
   new Counter({
@@ -110,7 +131,7 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
     help: 'Differences the last reconciliation found between wallets, their ledgers and paid orders',
     registers: [registry],
     async collect() {
-      this.set((await reconciliation()).differences);
+      setOrClear(this, (await reconciliation())?.differences);
     },
   });
   new Gauge({
@@ -118,15 +139,37 @@ export function installMetrics(app: FastifyInstance, sources: MetricsSources): R
     help: 'When the last reconciliation (by any instance) began, in unix seconds; 0 before the first',
     registers: [registry],
     async collect() {
-      this.set((await reconciliation()).lastRunSeconds);
+      setOrClear(this, (await reconciliation())?.lastRunSeconds);
     },
   });
+  const databaseUp = sources.databaseUp;
+  if (databaseUp) {
+    new Gauge({
+      name: 'polita_database_up',
+      help: 'Whether this instance reaches its database (1) or not (0)',
+      registers: [registry],
+      async collect() {
+        this.set((await orNothing(databaseUp)) ? 1 : 0);
+      },
+    });
+  }
+  // Answers the error-rate alert counts: an unexpected 500, and a database that could not be
+  // reached (500 on /v1, 503 elsewhere). Product-rule refusals (500 [API]) are answers of the API.
+  const failures = new Counter({
+    name: 'polita_http_errors_total',
+    help: 'Requests answered with an unexpected failure or because the database was unreachable, by kind',
+    labelNames: ['kind'],
+    registers: [registry],
+  });
+  failures.inc({ kind: 'unexpected' }, 0);
+  failures.inc({ kind: 'database_unavailable' }, 0);
   // A callback hook: no promise per request.
   app.addHook('onResponse', (req, reply, done) => {
     durations.observe(
       { route: req.routeOptions.url ?? 'unmatched', method: req.method, status: reply.statusCode },
       reply.elapsedTime / 1000,
     );
+    if (req.failure) failures.inc({ kind: req.failure });
     done();
   });
   return registry;

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { Registry } from 'prom-client';
 import type { Services } from '../app/services.ts';
 import { databaseReachable, policyDocument } from '../app/operations.ts';
+import { RETRY_AFTER_SECONDS } from '../app/availability.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { OPERATOR_SCHEME } from './openapi.ts';
 import { errorResponses, type App } from './typed.ts';
@@ -36,6 +37,7 @@ export async function opsRoutes(
   };
   app.get('/readyz', { schema: ready }, async (_req, reply) => {
     if (await databaseReachable(svc)) return { status: 'ready' as const };
+    reply.header('retry-after', String(RETRY_AFTER_SECONDS));
     return sendError(reply, reasonBody(503, 'Database unreachable'));
   });
   // Metrics name routes, partners' volumes and queue depths: the service's admin token (or

@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { unavailableMessage, type DatabaseHealth } from '../app/availability.ts';
 import { DomainError } from '../domain/errors.ts';
+import { databaseAway } from './errors.ts';
 
 /**
  * What the two server-rendered surfaces, the operator console (/console) and the partner portal
@@ -112,10 +114,16 @@ const CSRF_ERRORS = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN'
 
 /**
  * The error handler of a surface: a use case's refusal, a missing CSRF token, an invalid form or a
- * too-large one becomes the error page with words; anything else is logged and shown with the
- * request id to quote. `surface` names it in the words ("console", "portal"), `whom` says who to ask.
+ * too-large one becomes the error page with words; a database that cannot be reached is 503 with
+ * Retry-After (decision 0050); anything else is logged and shown with the request id to quote.
+ * `surface` names it in the words ("console", "portal"), `whom` says who to ask.
  */
-export function pageErrorHandler(refuse: Refuse, surface: string, whom: string) {
+export function pageErrorHandler(
+  refuse: Refuse,
+  surface: string,
+  whom: string,
+  health: DatabaseHealth | undefined,
+) {
   return async (err: Failure, req: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof DomainError) return refuse(req, reply, statusOf(err), err.reason);
     if (CSRF_ERRORS.has(err.code ?? '')) {
@@ -130,6 +138,8 @@ export function pageErrorHandler(refuse: Refuse, surface: string, whom: string) 
     const status = err.statusCode ?? 500;
     if (status === 413) return refuse(req, reply, 413, 'The form is larger than 64 KiB.');
     if (status >= 400 && status < 500) return refuse(req, reply, status, err.message);
+    if (databaseAway(err, req, reply, health)) return refuse(req, reply, 503, unavailableMessage(req.id));
+    req.failure = 'unexpected';
     req.log.error({ err }, `${surface}: unexpected failure`);
     return refuse(req, reply, 500, `Something went wrong; quote request id ${req.id} to ${whom}.`);
   };

@@ -15,7 +15,12 @@ import { walletRoutes } from './wallet-routes.ts';
 /** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
 export async function partnerRoutes(app: App, svc: Services): Promise<void> {
   const counter = new SharedWindowCounter(svc.db, {
-    onError: (err) => svc.log.warn({ err }, 'rate-limit counts could not be shared this time'),
+    // The database away is said once by its health watch (decision 0050), not at every request.
+    onError: (err) =>
+      svc.log[svc.health.report(err) ? 'debug' : 'warn'](
+        { err },
+        'rate-limit counts could not be shared this time',
+      ),
   });
   app.addHook('onClose', () => counter.close());
   installPartnerAuth(app, svc.partners, { counter, failuresPerMinute: svc.config.authFailuresPerMinute });

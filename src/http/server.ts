@@ -9,6 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import {
+  databaseReachable,
   issuanceBacklog,
   issuanceOutboxDepth,
   lastReconciliation,
@@ -118,7 +119,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
       );
     });
   }
-  installErrorHandler(app);
+  installErrorHandler(app, svc.health);
   installRawBodyParser(app);
   for (const s of sharedSchemas) app.addSchema(s);
 
@@ -131,6 +132,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     issuanceBacklog: () => issuanceBacklog(svc),
     reconciliation: () => lastReconciliation(svc),
     webhookAttempts: opts.webhookAttempts,
+    databaseUp: () => databaseReachable(svc),
   });
   await app.register(async (scope) => partnerRoutes(scope, svc));
   await app.register(async (scope) => adminRoutes(scope, svc, opts.adminToken));

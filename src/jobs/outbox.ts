@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '../db/availability.ts';
 import type { Logger } from 'pino';
 
 /** How often the outbox is looked at without a kick: rows another process queued and left (it died). */
@@ -124,8 +125,12 @@ export class Outbox {
         if (n !== this.batch) break;
       }
     } catch (err) {
-      // The rows stay queued (the transaction rolled back): the next kick or poll tries again.
-      this.log.error({ err }, `${this.name} outbox dispatch failed`);
+      // The rows stay queued (the transaction rolled back): the next kick or poll tries again. A
+      // database away is said once by its health watch, not every second here (decision 0050).
+      this.log[isDatabaseUnavailable(err) ? 'debug' : 'error'](
+        { err },
+        `${this.name} outbox dispatch failed`,
+      );
     }
     if (created > 0) this.dispatched();
   }

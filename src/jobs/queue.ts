@@ -11,13 +11,22 @@ export const QUEUES: Record<
   // Issuance retries transient provider failures; the last attempt marks the order failed.
   // The heartbeat hands the job of a crashed (SIGKILLed) process back within ~20 s, where
   // expireInSeconds alone would wait 5 minutes; a slow but live issuance keeps beating.
-  'issue-order': { retryLimit: 4, retryDelay: 2, expireInSeconds: 300, heartbeatSeconds: 10 },
+  // Four retries decide for the provider (ISSUE_PROVIDER_RETRIES); the rest are for a database that
+  // was away, which never fails an order (decision 0052): while it is away no job is fetched, so
+  // only the attempts it cut off spend one each.
+  'issue-order': { retryLimit: 60, retryDelay: 2, expireInSeconds: 300, heartbeatSeconds: 10 },
   // One job per attempt of an event: a failed attempt enqueues the next one itself, after the delay
   // of WEBHOOK_RETRY_SCHEDULE. The queue's own retries only cover a job that threw (the database
   // went away) or whose process died mid-attempt (expired after 60 s): at least once, never lost.
-  'deliver-webhook': { retryLimit: 5, retryDelay: 10, expireInSeconds: 60 },
+  'deliver-webhook': { retryLimit: 30, retryDelay: 10, expireInSeconds: 60 },
   'expire-drafts': { retryLimit: 0, retryDelay: 0, expireInSeconds: 300 },
 };
+
+/**
+ * Retries of an issue-order job after which a failure that is not the database's fails the order
+ * (decision 0014): the provider had its chances.
+ */
+export const ISSUE_PROVIDER_RETRIES = 4;
 
 /** pg-boss on the service's own pool, in its own schema. */
 export async function startBoss(database: Database, log: Logger): Promise<PgBoss> {
@@ -32,7 +41,12 @@ export async function startBoss(database: Database, log: Logger): Promise<PgBoss
     superviseIntervalSeconds: 10,
     monitorIntervalSeconds: 10,
   });
-  boss.on('error', (err) => log.error({ err }, 'job queue error'));
+  // Its workers and maintenance poll on: while the database is away each poll fails, which the
+  // health watch says once (decision 0050); pg-boss carries on by itself when it is back.
+  boss.on('error', (err) => {
+    if (database.health.report(err)) log.debug({ err }, 'job queue error');
+    else log.error({ err }, 'job queue error');
+  });
   await boss.start();
   for (const [name, queue] of Object.entries(QUEUES)) {
     await boss.createQueue(name, queue);

@@ -1,4 +1,5 @@
 import type { Job, PgBoss } from 'pg-boss';
+import { isDatabaseUnavailable } from '../db/availability.ts';
 import type { Logger } from 'pino';
 
 export interface DispatcherOptions {
@@ -87,7 +88,11 @@ export class WebhookDispatcher {
         groupConcurrency: this.opts.perPartner,
       });
     } catch (err) {
-      if (!this.stopped) this.log.error({ err }, 'webhook dispatcher: fetching jobs failed');
+      if (!this.stopped)
+        this.log[isDatabaseUnavailable(err) ? 'debug' : 'error'](
+          { err },
+          'webhook dispatcher: fetching jobs failed',
+        );
     } finally {
       this.fetching = false;
     }
@@ -109,7 +114,11 @@ export class WebhookDispatcher {
       .then(
         () => undefined,
         // The job stays active and expires: pg-boss retries it, and delivery is at least once.
-        (err: unknown) => this.log.error({ err, jobId: job.id }, 'webhook dispatcher: settling a job failed'),
+        (err: unknown) =>
+          this.log[isDatabaseUnavailable(err) ? 'debug' : 'error'](
+            { err, jobId: job.id },
+            'webhook dispatcher: settling a job failed',
+          ),
       )
       .finally(() => {
         this.inFlight--;

@@ -6,7 +6,7 @@ import { issueOrder } from '../app/issue-order.ts';
 import type { WebhookAttempts } from '../app/ops-counters.ts';
 import { startReconciler } from '../app/reconcile-schedule.ts';
 import type { Services } from '../app/services.ts';
-import { QUEUES } from './queue.ts';
+import { ISSUE_PROVIDER_RETRIES } from './queue.ts';
 import { WebhookDispatcher } from './webhook-dispatcher.ts';
 
 /** Jobs a worker takes per poll: issuance is mostly waiting on the database, the provider and the PDF. */
@@ -61,7 +61,7 @@ export async function startWorkers(
     (jobs) =>
       settleEach(jobs, (job) =>
         issueOrder(svc, job.data.orderId, {
-          finalAttempt: job.retryCount >= QUEUES['issue-order'].retryLimit,
+          finalAttempt: job.retryCount >= ISSUE_PROVIDER_RETRIES,
         }),
       ),
   );

@@ -155,7 +155,7 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
         return render(req, reply, 'error', { title: 'Refused', message }, status);
       }
 
-      p.setErrorHandler(pageErrorHandler(refuse, 'portal', 'the operator of the service'));
+      p.setErrorHandler(pageErrorHandler(refuse, 'portal', 'the operator of the service', svc.health));
       p.setNotFoundHandler(async (req, reply) =>
         refuse(req, reply, 404, `There is no portal page at ${req.url.split('?')[0]}.`),
       );
