@@ -37,7 +37,11 @@ export interface Polita {
   child: ChildProcess;
   demo: { id: string; secret: string };
   output(): string;
-  call(endpoint: string, body: unknown): Promise<{ status: number; headers: Headers; text: string }>;
+  call(
+    endpoint: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; headers: Headers; text: string }>;
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }>;
   stop(): Promise<void>;
 }
@@ -87,13 +91,14 @@ export async function spawnPolita(env: Record<string, string>): Promise<Polita> 
     child,
     demo,
     output: () => out,
-    async call(endpoint, body) {
+    async call(endpoint, body, headers = {}) {
       const payload = JSON.stringify(body);
       const res = await fetch(`${url}/v1/${endpoint}`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
           'x-hmac-signature': signatureHeader(demo.id, demo.secret, payload),
+          ...headers,
         },
         body: payload,
         signal: AbortSignal.timeout(30_000),

@@ -146,11 +146,23 @@ describe.skipIf(onServer)('the database goes away under a payment load', () => {
       await prepareDemo(p, hook.url);
       const cookie = await consoleSession(p);
 
+      // A create-order with an Idempotency-Key while the server is away, and again once it is back.
+      const rca = { product: 'rca', vehicle: '100000001', duration: 365, idnx: '2003000000016' };
+      const quoted = await p.call('get-offers', rca);
+      const offer = (JSON.parse(quoted.text) as { offers: { min_start_date: string; company: string }[] })
+        .offers[0]!;
+      const order = {
+        customer: { phone: '+37369123456', name: 'Ion Popescu' },
+        products: [{ ...rca, start_date: offer.min_start_date, insurance_company: offer.company }],
+      };
+      const key = { 'idempotency-key': `fault-${mode}` };
       let seen: Awaited<ReturnType<typeof otherSurfaces>> | undefined;
+      let keyed: Awaited<ReturnType<Polita['call']>> | undefined;
       const r = await drill(p, hook, async () => {
         await server.down(mode);
         await sleep(1000);
         seen = await otherSurfaces(p, cookie);
+        keyed = await p.call('create-order', order, key);
         await sleep(2000);
         await server.up();
       });
@@ -160,6 +172,13 @@ describe.skipIf(onServer)('the database goes away under a payment load', () => {
       expect(seen?.console.slice(0, 2)).toEqual([503, '5']);
       expect(seen?.metrics).toEqual([200, '0']);
       expectQuietLog(p);
+      // The temporary answer was not stored as the key's answer: the retry runs the request.
+      expect(keyed?.status).toBe(500);
+      expect(keyed?.headers.get('retry-after')).toBe('5');
+      const retried = await p.call('create-order', order, key);
+      expect(retried.status, retried.text).toBe(200);
+      expect(retried.headers.get('idempotent-replayed')).toBeNull();
+      expect((await p.call('create-order', order, key)).headers.get('idempotent-replayed')).toBe('true');
 
       const books = await reconcile(env);
       expect(books, books.output).toMatchObject({ code: 0 });
