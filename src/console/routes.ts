@@ -138,7 +138,7 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         // Pages hold operator data: never kept by the browser or a proxy.
         reply.header('cache-control', 'no-store');
         if (PUBLIC.has(path)) return;
-        const session = await sessionFor(svc, req.cookies[COOKIE]);
+        const session = await sessionFor(svc, req.cookies[COOKIE], adminToken);
         if (session) {
           req.consoleSession = session;
           return;
@@ -239,7 +239,7 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
       });
 
       c.get('/sign-in', async (req, reply) => {
-        if (await sessionFor(svc, req.cookies[COOKIE])) return reply.redirect('/console', 303);
+        if (await sessionFor(svc, req.cookies[COOKIE], adminToken)) return reply.redirect('/console', 303);
         return render(req, reply, 'sign-in', { title: 'Sign in' });
       });
 

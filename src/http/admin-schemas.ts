@@ -47,6 +47,7 @@ export const CreatedPartner = Type.Object(
     webhook_url: WebhookUrl,
     webhook_events: WebhookEvents,
     wallet: Type.Boolean(),
+    require_timestamped_signature: Type.Boolean(),
   },
   { description: 'The partner, with its secret' },
 );
@@ -61,6 +62,9 @@ const partnerFields = {
   margin_bp: Type.Integer(),
   rate_limit_per_minute: Type.Integer({
     description: 'The limit in force: the partner’s own, or the service’s RATE_LIMIT_PER_MINUTE',
+  }),
+  require_timestamped_signature: Type.Boolean({
+    description: 'true: /v1 requests must carry X-Polita-Signature; X-Hmac-Signature alone answers 401',
   }),
 };
 

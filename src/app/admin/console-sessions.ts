@@ -7,12 +7,13 @@ import {
 } from '../../db/repos/console-sessions.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
 import type { Services } from '../services.ts';
-import { asActor, audit, authenticateOperator, type Actor } from './operators.ts';
+import { ADMIN_TOKEN_ACTOR, asActor, audit, authenticateOperator, type Actor } from './operators.ts';
 
 /**
  * Console sign-ins (decision 0019). The cookie holds a random 32-byte id; the table keeps only its
  * SHA-256, so a copy of the database opens no session. A session ends after 12 h without a request,
- * at sign-out, or as soon as its operator is disabled. Times are the real clock's, not the sandbox
+ * at sign-out, as soon as its operator is disabled, or when the token it was opened with is no
+ * longer that operator's: ADMIN_TOKEN changed, or the operator's token replaced (decision 0047). Times are the real clock's, not the sandbox
  * clock's: an operator moving the sandbox a day ahead must not sign everyone out.
  */
 export const SESSION_IDLE_MS = 12 * 3_600_000;
@@ -50,6 +51,7 @@ export async function signIn(
       actorName: actor.name,
       role: actor.role,
       csrfToken: csrfSecret,
+      tokenSha256: tokenHash(token),
       at,
     });
     await asActor({ ...actor, via: 'console' }, () =>
@@ -59,17 +61,22 @@ export async function signIn(
   return { sessionId, session: { actor, csrfSecret } };
 }
 
-/** The live session behind a cookie value, or undefined (unknown, idle 12 h, operator disabled). */
+/**
+ * The live session behind a cookie value, or undefined (unknown, idle 12 h, operator disabled, or
+ * its token no longer the operator's).
+ */
 export async function sessionFor(
   svc: Services,
   sessionId: string | undefined,
+  adminToken: string,
 ): Promise<ConsoleSession | undefined> {
   if (!sessionId || !SESSION_ID.test(sessionId)) return undefined;
   const idSha256 = tokenHash(sessionId);
   const now = Date.now();
   const row = await findLiveSession(svc.db, idSha256, new Date(now - SESSION_IDLE_MS));
   if (!row) return undefined;
-  if (row.operator_disabled) {
+  const tokenNow = row.actor === ADMIN_TOKEN_ACTOR.id ? tokenHash(adminToken) : row.operator_token_sha256;
+  if (row.operator_disabled || row.token_sha256 === null || row.token_sha256 !== tokenNow) {
     await deleteSession(svc.db, idSha256);
     return undefined;
   }
