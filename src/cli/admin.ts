@@ -37,9 +37,10 @@ import { createServices } from '../service.ts';
 const USAGE = `usage: npm run admin -- <command>
 
   partners create --name <name> [--webhook-url <url>] [--webhook-events <list>] [--no-wallet] [--margin-bp <n>]
+                  [--require-timestamped-signature true|false]
   partners show <partner id>
   partners update <partner id> [--name <name>] [--webhook-url <url>|none] [--webhook-events <list>]
-                  [--disabled true|false] [--margin-bp <n>]
+                  [--disabled true|false] [--margin-bp <n>] [--require-timestamped-signature true|false]
   partners webhook-test <partner id>   a signed test event to the partner's webhook URL, now
   partners rotate-secret <partner id>
   partners retire-old-secrets <partner id>
@@ -59,7 +60,9 @@ const USAGE = `usage: npm run admin -- <command>
   audit [--actor <id>] [--target <id>] [--limit <n>] [--cursor <cursor>]   newest first
 
   --webhook-events: comma-separated statuses whose events the webhook receives, always with
-  completed: completed[,failed][,refunded][,expired]`;
+  completed: completed[,failed][,refunded][,expired]
+  --require-timestamped-signature true: the partner's requests must carry X-Polita-Signature;
+  X-Hmac-Signature alone is refused (401)`;
 
 class UsageError extends Error {}
 
@@ -74,6 +77,7 @@ const { values: opt, positionals: args } = parseArgs({
     'no-wallet': { type: 'boolean' },
     'margin-bp': { type: 'string' },
     disabled: { type: 'string' },
+    'require-timestamped-signature': { type: 'string' },
     partner: { type: 'string' },
     status: { type: 'string' },
     limit: { type: 'string' },
@@ -132,6 +136,8 @@ function bool(value: string | undefined, what: string): boolean | undefined {
 
 async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unknown> {
   const webhook = opt['webhook-url'] === 'none' ? null : opt['webhook-url'];
+  const stamped = bool(opt['require-timestamped-signature'], '--require-timestamped-signature');
+  const timestamped = stamped !== undefined ? { require_timestamped_signature: stamped } : {};
   switch (
     `${group} ${['credit', 'resend-webhook', 'refund', 'statement', 'audit'].includes(group ?? '') ? '' : verb}`.trim()
   ) {
@@ -142,6 +148,7 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
         ...eventList(opt['webhook-events']),
         wallet: !opt['no-wallet'],
         ...(opt['margin-bp'] !== undefined ? { margin_bp: integer(opt['margin-bp'], '--margin-bp')! } : {}),
+        ...timestamped,
       });
     case 'partners show':
       return getPartner(svc, need(rest[0], 'partner id'));
@@ -152,6 +159,7 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
         ...eventList(opt['webhook-events']),
         ...(opt.disabled !== undefined ? { disabled: bool(opt.disabled, '--disabled')! } : {}),
         ...(opt['margin-bp'] !== undefined ? { margin_bp: integer(opt['margin-bp'], '--margin-bp')! } : {}),
+        ...timestamped,
       };
       if (Object.keys(patch).length === 0) throw new UsageError('nothing to update');
       return changePartner(svc, need(rest[0], 'partner id'), patch);

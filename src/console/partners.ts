@@ -264,6 +264,21 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     );
   }
 
+  // Decision 0045: the switch to timestamped request signatures, and back.
+  for (const [verb, require] of [
+    ['timestamped-required', true],
+    ['timestamped-optional', false],
+  ] as const) {
+    action(
+      `/partners/:id/${verb}`,
+      { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what: 'change partners' },
+      async (_req, id) => {
+        await partners.changePartner(svc, id, { require_timestamped_signature: require });
+        return verb;
+      },
+    );
+  }
+
   action(
     '/partners/:id/secrets/retire',
     { method: 'DELETE', path: (id) => `/admin/partners/${id}/secrets/old`, what: 'retire secrets' },
