@@ -17,6 +17,7 @@ import { asActor } from '../app/admin/operators.ts';
 import type { Services } from '../app/services.ts';
 import { DomainError } from '../domain/errors.ts';
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
+import { pageHelmet } from '../http/page-headers.ts';
 import type { App } from '../http/typed.ts';
 import { orderPages } from './orders.ts';
 import { overviewPage } from './overview.ts';
@@ -49,28 +50,6 @@ const STATIC_ROOTS = [
 ];
 const STATIC_FILES = new Set(['/console.css', '/htmx.min.js']);
 
-/**
- * Pages only load what the service serves; no frame may hold them (clickjacking). Helmet's other
- * defaults stay on: nosniff, the cross-origin policies, Strict-Transport-Security (heeded over https).
- */
-const HELMET = {
-  contentSecurityPolicy: {
-    useDefaults: false,
-    directives: {
-      defaultSrc: ["'none'"],
-      scriptSrc: ["'self'"],
-      styleSrc: ["'self'"],
-      imgSrc: ["'self'", 'data:'],
-      connectSrc: ["'self'"],
-      formAction: ["'self'"],
-      frameAncestors: ["'none'"],
-      baseUri: ["'none'"],
-    },
-  },
-  frameguard: { action: 'deny' },
-  referrerPolicy: { policy: 'same-origin' },
-} as const;
-
 const PUBLIC = new Set(['/console/sign-in']);
 
 /** A hook sees every route's body and query as unknown: a form's fields are read only from an object. */
@@ -80,7 +59,7 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
   await app.register(
     async (scope) => {
       const c = scope.withTypeProvider<TypeBoxTypeProvider>();
-      await c.register(fastifyHelmet, HELMET);
+      await c.register(fastifyHelmet, pageHelmet());
       await c.register(fastifyCookie);
       // A token is good only with this browser's CSRF cookie and for the session it was made for
       // (its userInfo is the session's secret). Every instance must accept the others' tokens, so

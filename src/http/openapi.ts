@@ -8,29 +8,8 @@ import type { Services } from '../app/services.ts';
 import { localDate } from '../domain/time.ts';
 import { TEST_VEHICLES } from '../providers/sandbox/vehicles.ts';
 import { productExamples } from './openapi-examples.ts';
+import { pageHelmet } from './page-headers.ts';
 import { ErrorResponse } from './schemas.ts';
-
-/** The console's headers (src/console/routes.ts), with the one API origin Try it out may call. */
-function docsHelmet(publicBaseUrl: string) {
-  return {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'none'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'"],
-        imgSrc: ["'self'", 'data:'],
-        fontSrc: ["'self'", 'data:'],
-        connectSrc: ["'self'", new URL(publicBaseUrl).origin],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-        baseUri: ["'none'"],
-      },
-    },
-    frameguard: { action: 'deny' },
-    referrerPolicy: { policy: 'same-origin' },
-  } as const;
-}
 
 /** Security scheme names: the partner signature (/v1) and the operator's bearer token (/admin, /metrics). */
 export const PARTNER_SCHEME = 'hmac';
@@ -102,7 +81,7 @@ export async function registerApiDocs(app: FastifyInstance, svc: Services): Prom
   // (decision 0049): it loads only what the service serves, calls only the service, and no frame
   // may hold it. In a scope of its own, so that the headers reach the page and its files only.
   await app.register(async (scope) => {
-    await scope.register(fastifyHelmet, docsHelmet(publicBaseUrl));
+    await scope.register(fastifyHelmet, pageHelmet([new URL(publicBaseUrl).origin]));
     await scope.register(swaggerUi, {
       routePrefix: '/docs',
       uiConfig: sandbox

@@ -21,6 +21,7 @@ import { MIN_PASSWORD_LENGTH } from '../app/portal/password.ts';
 import type { Services } from '../app/services.ts';
 import { DomainError } from '../domain/errors.ts';
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
+import { pageHelmet } from '../http/page-headers.ts';
 import type { App } from '../http/typed.ts';
 import { navFor } from './nav.ts';
 import { orderPages } from './orders.ts';
@@ -64,22 +65,7 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
     async (scope) => {
       const p = scope.withTypeProvider<TypeBoxTypeProvider>();
       await p.register(fastifyHelmet, {
-        // The console's policy: only what the service serves, no frames, no inline script or style.
-        contentSecurityPolicy: {
-          useDefaults: false,
-          directives: {
-            defaultSrc: ["'none'"],
-            scriptSrc: ["'self'"],
-            styleSrc: ["'self'"],
-            imgSrc: ["'self'", 'data:'],
-            connectSrc: ["'self'"],
-            formAction: ["'self'"],
-            frameAncestors: ["'none'"],
-            baseUri: ["'none'"],
-          },
-        },
-        frameguard: { action: 'deny' },
-        referrerPolicy: { policy: 'same-origin' },
+        ...pageHelmet(),
         // Whether the origin is https-only is for whoever terminates TLS to say, for /v1 as well.
         strictTransportSecurity: false,
       });
