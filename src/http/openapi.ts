@@ -11,6 +11,13 @@ import { productExamples } from './openapi-examples.ts';
 import { pageHelmet } from './page-headers.ts';
 import { ErrorResponse } from './schemas.ts';
 
+/**
+ * The inline style swagger-ui applies as the page loads, allowed by its hash alone: no other inline
+ * style, and no inline script, runs on /docs. A new swagger-ui may apply another (the browser test
+ * of /docs fails, naming the hash to put here).
+ */
+const SWAGGER_UI_STYLES = ["'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"];
+
 /** Security scheme names: the partner signature (/v1) and the operator's bearer token (/admin, /metrics). */
 export const PARTNER_SCHEME = 'hmac';
 export const OPERATOR_SCHEME = 'operatorToken';
@@ -81,7 +88,7 @@ export async function registerApiDocs(app: FastifyInstance, svc: Services): Prom
   // (decision 0049): it loads only what the service serves, calls only the service, and no frame
   // may hold it. In a scope of its own, so that the headers reach the page and its files only.
   await app.register(async (scope) => {
-    await scope.register(fastifyHelmet, pageHelmet([new URL(publicBaseUrl).origin]));
+    await scope.register(fastifyHelmet, pageHelmet([new URL(publicBaseUrl).origin], SWAGGER_UI_STYLES));
     await scope.register(swaggerUi, {
       routePrefix: '/docs',
       uiConfig: sandbox

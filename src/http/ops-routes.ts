@@ -65,12 +65,13 @@ export async function opsRoutes(
     params: Type.Object({ name: Type.String({ maxLength: 100 }) }),
   };
   app.get('/files/:name', { schema: policy }, async (req, reply) => {
-    const pdf = await policyDocument(svc, req.params.name);
-    if (!pdf) return sendError(reply, reasonBody(404, 'Document not found'));
+    const doc = await policyDocument(svc, req.params.name);
+    if (!doc) return sendError(reply, reasonBody(404, 'Document not found'));
+    if (doc.refunded) return sendError(reply, reasonBody(410, 'Policy cancelled: the order was refunded'));
     return reply
       .type('application/pdf')
       .header('content-disposition', `inline; filename="${req.params.name.slice(0, 8)}.pdf"`)
       .header('cache-control', 'private, max-age=86400')
-      .send(Buffer.from(pdf));
+      .send(Buffer.from(doc.pdf));
   });
 }
