@@ -77,6 +77,7 @@ export function createServices(
       sandboxAsyncIssueMs: config.sandboxAsyncIssueMs,
       rateLimitPerMinute: config.rateLimitPerMinute,
       authFailuresPerMinute: config.authFailuresPerMinute,
+      adminAuthFailuresPerMinute: config.adminAuthFailuresPerMinute,
       portalSignIn: {
         perAddress: config.portalSignInFailuresPerAddress,
         perEmail: config.portalSignInFailuresPerEmail,
@@ -144,6 +145,8 @@ export async function startService(
       adminToken,
       logger: log,
       maxConnections: config.maxConnections,
+      maxConnectionsPerIp: config.maxConnectionsPerIp,
+      trustProxy: config.trustProxy,
       metricsToken: config.metricsToken,
       queueDepth: async () =>
         (await boss.getQueues()).map((q) => ({

@@ -17,6 +17,7 @@ import { asActor } from '../app/admin/operators.ts';
 import type { Services } from '../app/services.ts';
 import { DomainError } from '../domain/errors.ts';
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
+import type { OperatorAuthFailures } from '../http/operator-auth-failures.ts';
 import { pageHelmet } from '../http/page-headers.ts';
 import type { App } from '../http/typed.ts';
 import { orderPages } from './orders.ts';
@@ -55,7 +56,12 @@ const PUBLIC = new Set(['/console/sign-in']);
 /** A hook sees every route's body and query as unknown: a form's fields are read only from an object. */
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 
-export async function consoleRoutes(app: App, svc: Services, adminToken: string): Promise<void> {
+export async function consoleRoutes(
+  app: App,
+  svc: Services,
+  adminToken: string,
+  failures: OperatorAuthFailures,
+): Promise<void> {
   await app.register(
     async (scope) => {
       const c = scope.withTypeProvider<TypeBoxTypeProvider>();
@@ -226,9 +232,22 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         '/sign-in',
         { schema: { body: Type.Object({ token: Type.String({ maxLength: 500 }) }) } },
         async (req, reply) => {
-          const opened = req.body.token.trim()
-            ? await signIn(svc, req.body.token.trim(), adminToken)
-            : undefined;
+          const token = req.body.token.trim();
+          const opened = token ? await signIn(svc, token, adminToken) : undefined;
+          const limited = !opened && token ? await failures(req, 'console') : undefined;
+          if (limited) {
+            reply.header('retry-after', limited.retryAfter);
+            return render(
+              req,
+              reply,
+              'sign-in',
+              {
+                title: 'Sign in',
+                error: `Too many wrong tokens from this address: try again in ${limited.retryAfter} s.`,
+              },
+              429,
+            );
+          }
           if (!opened) {
             return render(
               req,

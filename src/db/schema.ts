@@ -161,8 +161,8 @@ export interface AuditLogTable {
   id: Generated<number>;
   at: Timestamp;
   actor: string;
-  /** An operator's role, or a portal user's (via portal). */
-  role: OperatorRole | PortalRole;
+  /** An operator's role, or a portal user's (via portal); none: a failed operator sign-in (decision 0046). */
+  role: OperatorRole | PortalRole | 'none';
   via: 'api' | 'cli' | 'console' | 'system' | 'portal';
   action: string;
   target: string | null;

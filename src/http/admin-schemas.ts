@@ -301,9 +301,9 @@ export const AuditPage = Type.Object(
         at: Time,
         actor: Type.String({
           description:
-            'admin-token, an operator id (op_…), cli:<user>, system, or portal:<partner id>:<email> for a partner’s portal user',
+            'admin-token, an operator id (op_…), cli:<user>, system, portal:<partner id>:<email> for a partner’s portal user, or unauthenticated for a wrong operator token (role none)',
         }),
-        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant']),
+        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant', 'none']),
         via: oneOf(['api', 'cli', 'console', 'system', 'portal']),
         action: Type.String({ description: 'e.g. partner.create, wallet.credit, order.refund' }),
         target: Nullable(Type.String({ description: 'The partner, order or operator acted on' })),

@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import type { Services } from '../app/services.ts';
 import { databaseReachable, policyDocument } from '../app/operations.ts';
 import { reasonBody, sendError } from './errors.ts';
+import { refuseOverLimit, type OperatorAuthFailures } from './operator-auth-failures.ts';
 import { OPERATOR_SCHEME } from './openapi.ts';
 import { errorResponses, type App } from './typed.ts';
 
@@ -14,7 +15,7 @@ export async function opsRoutes(
   app: App,
   svc: Services,
   registry: Registry,
-  opts: { metricsTokens: string[] },
+  opts: { metricsTokens: string[]; failures: OperatorAuthFailures },
 ): Promise<void> {
   const accepted = opts.metricsTokens.map(digest);
   const tags = ['operations'];
@@ -53,6 +54,8 @@ export async function opsRoutes(
       return sendError(reply, { statusCode: 401, error: 'Unauthorized', message: 'Missing Bearer token' });
     const given = digest(m[1]!);
     if (!accepted.some((d) => timingSafeEqual(d, given))) {
+      const limited = await opts.failures(req, 'api');
+      if (limited) return refuseOverLimit(reply, limited.retryAfter);
       return sendError(reply, { statusCode: 403, error: 'Forbidden', message: 'Invalid token' });
     }
     return reply.type(registry.contentType).send(await registry.metrics());
