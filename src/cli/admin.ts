@@ -22,6 +22,7 @@ import { changeSettings, readSettings, resetSandboxClock, setSandboxClock } from
 import { asActor, auditLog, createOperator, disableOperator, listOperators } from '../app/admin/operators.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
+import { baniToMdl, mdlTextToBani } from '../domain/money.ts';
 import { isoLocal } from '../domain/time.ts';
 import { jobQueue, startBoss } from '../jobs/queue.ts';
 import { createLogger } from '../log.ts';
@@ -128,6 +129,14 @@ function given<T extends Record<string, string | undefined>>(o: T): { [K in keyo
 
 const page = () => (opt.limit ? { limit: integer(opt.limit, '--limit')! } : {});
 
+/** An amount in MDL as typed (`250`, `99.50`): decimal text, never `1e3` or `0x10` (decision 0048). */
+function amountOf(text: string): number {
+  const bani = mdlTextToBani(text);
+  if (bani === null)
+    throw new UsageError(`amount must be MDL with at most 2 decimals, like 250 or 99.50; got "${text}"`);
+  return baniToMdl(bani);
+}
+
 function bool(value: string | undefined, what: string): boolean | undefined {
   if (value === undefined) return undefined;
   if (value === 'true' || value === 'false') return value === 'true';
@@ -182,7 +191,7 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       return creditPartnerWallet(svc, {
         partnerId: need(partnerId, 'partner id'),
         wallet: wallet as SubWallet,
-        amount: Number(need(amount, 'amount')),
+        amount: amountOf(need(amount, 'amount')),
         reference: need(reference, 'reference'),
         actor: 'operator:cli',
       });
