@@ -104,7 +104,7 @@ export function parseTimestampedHeader(
  * The webhook signature beside the spec's: `t=<timestamp>,v1=…[,v1=…],v2=…[,v2=…]`, one of each per
  * valid secret, newest first. `v1` is HMAC-SHA512(secret, "<t>.<body>"), so a receiver can refuse
  * a replayed (old) delivery; `v2` is HMAC-SHA512(secret, "<t>.<event id>.<body>"), which also
- * covers the event id a receiver de-duplicates on (decision 0046).
+ * covers the event id a receiver de-duplicates on (decision 0045).
  */
 export function webhookSignature(
   secrets: readonly string[],

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from '../../sdk/src/index.ts';
 
 /**
- * verifyWebhook against events signed here as decisions 0015 and 0046 describe the service's
+ * verifyWebhook against events signed here as decisions 0015 and 0045 describe the service's
  * delivery: X-Polita-Signature: t=<unix seconds>,v1=<hex HMAC-SHA512(secret, "<t>.<raw body>")>,
  * v2=<hex HMAC-SHA512(secret, "<t>.<event id>.<raw body>")>, one of each per valid secret during a
  * rotation, newest first.
