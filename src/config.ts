@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import ipaddr from 'ipaddr.js';
 
 /** The environment, read once at start, validated and typed. A bad value stops the start with its name. */
 export interface Config {
@@ -19,6 +20,15 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Failed authentications a minute from one client address before 429. */
   authFailuresPerMinute: number;
+  /** Wrong operator tokens (/admin, /metrics, console sign-in) a minute from one client address before 429. */
+  adminAuthFailuresPerMinute: number;
+  /**
+   * Proxies whose X-Forwarded-For is believed (TRUST_PROXY: addresses or CIDRs, comma-separated):
+   * the client address is the right-most entry not among them (decision 0046).
+   */
+  trustProxy: string[];
+  /** Open connections from one client address beyond this are closed at once (trusted proxies exempt). */
+  maxConnectionsPerIp: number;
   /** Failed portal sign-ins a client address may make within the window; past it, 429 (decision 0039). */
   portalSignInFailuresPerAddress: number;
   /** Failed portal sign-ins for one email from one address within the window; past it, 429. */
@@ -81,8 +91,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const adminToken = env.ADMIN_TOKEN || undefined;
-  if (adminToken !== undefined && adminToken.length < 16) {
-    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  // Outside the sandbox an operator token guards real money (decision 0047).
+  const tokenMin = sandbox ? 16 : 32;
+  if (adminToken !== undefined && adminToken.length < tokenMin) {
+    throw new ConfigError(
+      `ADMIN_TOKEN must be at least ${tokenMin} characters${sandbox ? '' : ' when SANDBOX=false'}, got ${adminToken.length}: for example openssl rand -hex 32`,
+    );
   }
   if (!sandbox && !adminToken) throw new ConfigError('ADMIN_TOKEN is required when SANDBOX=false');
   const secretKey = hexKey(env, 'SECRET_KEY');
@@ -113,6 +127,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxAsyncIssueMs: int('SANDBOX_ASYNC_ISSUE_MS', 20_000, 0, 3_600_000),
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 1_000_000_000),
     authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
+    adminAuthFailuresPerMinute: int('ADMIN_AUTH_FAILURES_PER_MINUTE', 20, 1, 1_000_000),
+    trustProxy: trustedProxies(env.TRUST_PROXY),
+    maxConnectionsPerIp: int('MAX_CONNECTIONS_PER_IP', 256, 1, 1_000_000),
     portalSignInFailuresPerAddress: int('PORTAL_SIGN_IN_FAILURES_PER_ADDRESS', 20, 1, 1_000_000),
     portalSignInFailuresPerEmail: int('PORTAL_SIGN_IN_FAILURES_PER_EMAIL', 5, 1, 1_000_000),
     portalSignInWindowMinutes: int('PORTAL_SIGN_IN_WINDOW_MINUTES', 15, 1, 1440),
@@ -140,6 +157,19 @@ function retrySchedule(raw: string | undefined): number[] {
     );
   }
   return parts.map(Number);
+}
+
+/** TRUST_PROXY: comma-separated IPv4/IPv6 addresses or CIDRs, checked by ipaddr.js; empty: none. */
+function trustedProxies(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const list = raw.split(',').map((p) => p.trim());
+  const bad = list.filter((p) => !(ipaddr.isValid(p) || ipaddr.isValidCIDR(p)));
+  if (bad.length > 0) {
+    throw new ConfigError(
+      `TRUST_PROXY must be comma-separated IP addresses or CIDRs (e.g. 10.0.0.0/8,192.0.2.7), not ${bad.map((b) => `"${b}"`).join(', ')}`,
+    );
+  }
+  return list;
 }
 
 /** A 32-byte key given as 64 hex characters (SECRET_KEY, SECRET_KEY_PREVIOUS), lowercased. */

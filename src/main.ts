@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { banner } from './banner.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { EmbeddedDatabaseError } from './db/embedded-errors.ts';
 import { SecretKeyError } from './secrets/secret-box.ts';
@@ -66,45 +67,6 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-}
-
-function banner(config: Config, service: Service): string {
-  const database = service.database.embedded
-    ? `embedded PostgreSQL in ${config.dataDir}`
-    : `PostgreSQL at ${withoutPassword(service.database.connectionString)}`;
-  const lines = [
-    `Polita listening on http://${config.host}:${config.port} (sandbox: ${config.sandbox}${config.workers ? '' : ', job workers off (WORKERS=false)'})`,
-    `  Database:      ${database}`,
-  ];
-  if (service.database.embedded)
-    lines.push(`  pg_dump:       pg_dump "${service.database.connectionString}"`);
-  lines.push(`  Secret key:    ${service.secretKey}`);
-  lines.push(
-    `  API docs:      ${config.publicBaseUrl}/docs`,
-    `  Console:       ${config.publicBaseUrl}/console`,
-    `  Portal:        ${config.publicBaseUrl}/portal`,
-    `  Admin token:   ${service.adminToken}`,
-  );
-  if (service.demo) {
-    lines.push(`  Demo partner:  id ${service.demo.id}`, `  Demo secret:   ${service.demo.secret}`);
-    if (service.demo.owner) {
-      lines.push(
-        `  Demo owner:    ${service.demo.owner.email} (the portal's sign-in)`,
-        `  Demo password: ${service.demo.owner.password}`,
-      );
-    }
-  }
-  return lines.join('\n');
-}
-
-function withoutPassword(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'DATABASE_URL';
-  }
 }
 
 function assertPortFree(config: Config): Promise<void> {

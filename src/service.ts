@@ -79,6 +79,7 @@ export function createServices(
       sandboxAsyncIssueMs: config.sandboxAsyncIssueMs,
       rateLimitPerMinute: config.rateLimitPerMinute,
       authFailuresPerMinute: config.authFailuresPerMinute,
+      adminAuthFailuresPerMinute: config.adminAuthFailuresPerMinute,
       portalSignIn: {
         perAddress: config.portalSignInFailuresPerAddress,
         perEmail: config.portalSignInFailuresPerEmail,
@@ -147,6 +148,8 @@ export async function startService(
       adminToken,
       logger: log,
       maxConnections: config.maxConnections,
+      maxConnectionsPerIp: config.maxConnectionsPerIp,
+      trustProxy: config.trustProxy,
       metricsToken: config.metricsToken,
       webhookAttempts,
       queueDepth: async () =>

@@ -32,6 +32,12 @@ export interface PolitaOptions {
   maxRetries?: number;
   /** First backoff delay; each retry doubles it, with jitter. Default 500. */
   retryDelayMs?: number;
+  /**
+   * How requests are signed. `timestamped` (the default): `X-Polita-Signature: id=…,t=…,v1=…` over
+   * `"<t>.POST /v1/<endpoint>.<body>"`, which a captured request cannot be replayed with later or
+   * against another endpoint. `spec`: the specification's `X-Hmac-Signature` over the body alone.
+   */
+  signature?: 'timestamped' | 'spec';
 }
 
 /** The options of create-order, confirm-order and pay-order-from-balance. */
@@ -67,6 +73,7 @@ export class Polita {
   readonly #timeoutMs: number;
   readonly #maxRetries: number;
   readonly #retryDelayMs: number;
+  readonly #signature: 'timestamped' | 'spec';
 
   constructor(options: PolitaOptions) {
     if (!options?.baseUrl || !options.partnerId || !options.secret) {
@@ -78,6 +85,10 @@ export class Polita {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#maxRetries = Math.max(0, options.maxRetries ?? 2);
     this.#retryDelayMs = options.retryDelayMs ?? 500;
+    this.#signature = options.signature ?? 'timestamped';
+    if (this.#signature !== 'timestamped' && this.#signature !== 'spec') {
+      throw new TypeError('signature must be "timestamped" or "spec"');
+    }
   }
 
   /** Prices of one product. The request's `product` picks the request and response types. */
@@ -133,17 +144,28 @@ export class Polita {
    */
   async #call<T>(endpoint: string, body: unknown, idempotencyKey?: string): Promise<T> {
     const bytes = new TextEncoder().encode(JSON.stringify(body));
-    const signature = createHmac('sha512', this.#secret).update(bytes).digest('hex');
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json',
-      'x-hmac-signature': `${this.#partnerId}:${signature}`,
     };
+    if (this.#signature === 'spec') {
+      const signature = createHmac('sha512', this.#secret).update(bytes).digest('hex');
+      headers['x-hmac-signature'] = `${this.#partnerId}:${signature}`;
+    }
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     const url = `${this.#base}/v1/${endpoint}`;
 
     for (let attempt = 0; ; attempt++) {
       let failure: Error;
+      // Signed for each attempt: a retry after a long backoff carries a fresh timestamp.
+      if (this.#signature === 'timestamped') {
+        const t = Math.floor(Date.now() / 1000);
+        const v1 = createHmac('sha512', this.#secret)
+          .update(`${t}.POST /v1/${endpoint}.`)
+          .update(bytes)
+          .digest('hex');
+        headers['x-polita-signature'] = `id=${this.#partnerId},t=${t},v1=${v1}`;
+      }
       try {
         const res = await fetch(url, {
           method: 'POST',

@@ -26,15 +26,22 @@ export interface VerifyWebhookOptions {
   toleranceSeconds?: number;
   /** The current time (a Date or epoch milliseconds); default now. */
   now?: Date | number;
+  /**
+   * Accept a delivery signed with `v1` alone (timestamp and body, not the event id), as services
+   * from before `v2` send. Default false: a matching `v2` is required.
+   */
+  allowV1?: boolean;
 }
 
 /**
- * Verifies a Polita webhook: `X-Polita-Signature: t=<timestamp>,v1=<hex HMAC-SHA512(secret,
- * "<timestamp>.<raw body>")>` (one `v1` per valid secret during a rotation), a timestamp within the
- * tolerance, and a body `{orderId, status}`. Answers the event or throws WebhookVerificationError.
+ * Verifies a Polita webhook: `X-Polita-Signature: t=<timestamp>,v1=…,v2=<hex HMAC-SHA512(secret,
+ * "<timestamp>.<event id>.<raw body>")>` (one of each per valid secret during a rotation), a
+ * timestamp within the tolerance, and a body `{orderId, status}`. `v2` covers the
+ * `X-Polita-Event-Id` a receiver de-duplicates on, so a capture cannot come back under a new id;
+ * it is required unless `allowV1` is set. Answers the event or throws WebhookVerificationError.
  */
 export function verifyWebhook(options: VerifyWebhookOptions): WebhookEvent {
-  const { body, headers, secret, toleranceSeconds = 300, now = Date.now() } = options;
+  const { body, headers, secret, toleranceSeconds = 300, now = Date.now(), allowV1 = false } = options;
   const eventId = header(headers, 'x-polita-event-id');
   const timestampText = header(headers, 'x-polita-timestamp');
   const signature = header(headers, 'x-polita-signature');
@@ -45,8 +52,11 @@ export function verifyWebhook(options: VerifyWebhookOptions): WebhookEvent {
   }
   const parts = signature.split(',').map((p) => p.trim().split('='));
   const t = parts.filter(([k]) => k === 't').map(([, v]) => v);
-  const v1 = parts.filter(([k, v]) => k === 'v1' && v && /^[0-9a-f]{128}$/i.test(v)).map(([, v]) => v!);
-  if (t.length !== 1 || !/^\d{1,12}$/.test(t[0] ?? '') || v1.length === 0) {
+  const hexOf = (scheme: string) =>
+    parts.filter(([k, v]) => k === scheme && v && /^[0-9a-f]{128}$/i.test(v)).map(([, v]) => v!);
+  const v1 = hexOf('v1');
+  const v2 = hexOf('v2');
+  if (t.length !== 1 || !/^\d{1,12}$/.test(t[0] ?? '') || v1.length + v2.length === 0) {
     throw new WebhookVerificationError('Malformed X-Polita-Signature header');
   }
   if (t[0] !== timestampText.trim()) {
@@ -66,15 +76,31 @@ export function verifyWebhook(options: VerifyWebhookOptions): WebhookEvent {
   if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s === '')) {
     throw new TypeError('verifyWebhook needs a secret (a string or an array of strings)');
   }
-  let matched = false;
-  // Every secret against every v1, match or not: the time taken says nothing about which matched.
-  for (const s of secrets) {
-    const expected = createHmac('sha512', s).update(`${timestamp}.`).update(raw).digest();
-    for (const candidate of v1) {
-      if (timingSafeEqual(expected, Buffer.from(candidate, 'hex'))) matched = true;
-    }
+  if (!allowV1 && v2.length === 0) {
+    throw new WebhookVerificationError(
+      'X-Polita-Signature has no v2 (the signature over the event id); pass allowV1: true to accept v1 alone',
+    );
   }
-  if (!matched) throw new WebhookVerificationError('No X-Polita-Signature v1 matches the secret');
+  const matches = (candidates: string[], signed: string) => {
+    let matched = false;
+    // Every secret against every candidate, match or not: the time says nothing about which matched.
+    for (const s of secrets) {
+      const expected = createHmac('sha512', s).update(signed).update(raw).digest();
+      for (const candidate of candidates) {
+        if (timingSafeEqual(expected, Buffer.from(candidate, 'hex'))) matched = true;
+      }
+    }
+    return matched;
+  };
+  const matchedV2 = matches(v2, `${timestamp}.${eventId}.`);
+  const matchedV1 = allowV1 && !matchedV2 && matches(v1, `${timestamp}.`);
+  if (!matchedV2 && !matchedV1) {
+    throw new WebhookVerificationError(
+      allowV1
+        ? 'No X-Polita-Signature v2 or v1 matches the secret'
+        : 'No X-Polita-Signature v2 matches the secret and X-Polita-Event-Id',
+    );
+  }
 
   let event: { orderId?: unknown; status?: unknown };
   try {

@@ -89,7 +89,7 @@ export async function attemptDelivery(
         'x-hmac-signature': signatureHeader(partner.id, partner.secrets[0]!, body),
         'x-polita-event-id': eventId,
         'x-polita-timestamp': String(timestamp),
-        'x-polita-signature': webhookSignature(partner.secrets, timestamp, body),
+        'x-polita-signature': webhookSignature(partner.secrets, timestamp, body, eventId),
       },
       signal,
     );

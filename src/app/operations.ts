@@ -1,6 +1,6 @@
 import { ping } from '../db/database.ts';
 import { queuedIssuance } from '../db/repos/issuance-outbox.ts';
-import { countOrdersByStatus, findDocument, oldestAwaitingIssue } from '../db/repos/orders.ts';
+import { countOrdersByStatus, findDocumentAndStatus, oldestAwaitingIssue } from '../db/repos/orders.ts';
 import { reconciliationStatus } from './reconcile-schedule.ts';
 import type { Services } from './services.ts';
 
@@ -19,11 +19,17 @@ export async function databaseReachable(svc: Services): Promise<boolean> {
 
 /**
  * A policy PDF by the file name of its URL (`<token>.pdf`, the token 128 random bits or more):
- * knowing the URL is the permission, as the URL is what the partner was given.
+ * knowing the URL is the permission, as the URL is what the partner was given. `refunded`: the
+ * order was refunded, so the policy is cancelled and the public URL no longer hands it out
+ * (decision 0049); the operator still opens it through the console.
  */
-export async function policyDocument(svc: Services, fileName: string): Promise<Uint8Array | undefined> {
+export async function policyDocument(
+  svc: Services,
+  fileName: string,
+): Promise<{ pdf: Uint8Array; refunded: boolean } | undefined> {
   const m = /^([0-9a-f]{32,64})\.pdf$/.exec(fileName);
-  return m ? findDocument(svc.db, m[1]!) : undefined;
+  const found = m ? await findDocumentAndStatus(svc.db, m[1]!) : undefined;
+  return found && { pdf: found.pdf, refunded: found.status === 'refunded' };
 }
 
 export const ordersByStatus = (svc: Services) => countOrdersByStatus(svc.db);

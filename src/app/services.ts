@@ -60,6 +60,8 @@ export interface Services {
     rateLimitPerMinute: number;
     /** Failed authentications a minute from one client address before 429. */
     authFailuresPerMinute: number;
+    /** Wrong operator tokens a minute from one client address before 429 (decision 0046). */
+    adminAuthFailuresPerMinute: number;
     /** Failed portal sign-ins allowed per client address, and per address and email, in the window (decision 0039). */
     portalSignIn: { perAddress: number; perEmail: number; windowMs: number };
     /** Seconds before each retry of a webhook event that was not answered 2xx (WEBHOOK_RETRY_SCHEDULE). */

@@ -26,6 +26,7 @@ import { changeSettings, readSettings, resetSandboxClock, setSandboxClock } from
 import { asActor, auditLog, createOperator, disableOperator, listOperators } from '../app/admin/operators.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
+import { baniToMdl, mdlTextToBani } from '../domain/money.ts';
 import { isoLocal } from '../domain/time.ts';
 import { jobQueue, startBoss } from '../jobs/queue.ts';
 import { createLogger } from '../log.ts';
@@ -42,9 +43,10 @@ import { createServices } from '../service.ts';
 const USAGE = `usage: npm run admin -- <command>
 
   partners create --name <name> [--webhook-url <url>] [--webhook-events <list>] [--no-wallet] [--margin-bp <n>]
+                  [--require-timestamped-signature true|false]
   partners show <partner id>
   partners update <partner id> [--name <name>] [--webhook-url <url>|none] [--webhook-events <list>]
-                  [--disabled true|false] [--margin-bp <n>]
+                  [--disabled true|false] [--margin-bp <n>] [--require-timestamped-signature true|false]
   partners webhook-test <partner id>   a signed test event to the partner's webhook URL, now
   partners rotate-secret <partner id>
   partners retire-old-secrets <partner id>
@@ -66,7 +68,9 @@ const USAGE = `usage: npm run admin -- <command>
   restore <file>   into an empty DATA_DIR or database, the service stopped; refuses any other
 
   --webhook-events: comma-separated statuses whose events the webhook receives, always with
-  completed: completed[,failed][,refunded][,expired]`;
+  completed: completed[,failed][,refunded][,expired]
+  --require-timestamped-signature true: the partner's requests must carry X-Polita-Signature;
+  X-Hmac-Signature alone is refused (401)`;
 
 class UsageError extends Error {}
 
@@ -81,6 +85,7 @@ const { values: opt, positionals: args } = parseArgs({
     'no-wallet': { type: 'boolean' },
     'margin-bp': { type: 'string' },
     disabled: { type: 'string' },
+    'require-timestamped-signature': { type: 'string' },
     partner: { type: 'string' },
     status: { type: 'string' },
     limit: { type: 'string' },
@@ -131,6 +136,14 @@ function given<T extends Record<string, string | undefined>>(o: T): { [K in keyo
 
 const page = () => (opt.limit ? { limit: integer(opt.limit, '--limit')! } : {});
 
+/** An amount in MDL as typed (`250`, `99.50`): decimal text, never `1e3` or `0x10` (decision 0048). */
+function amountOf(text: string): number {
+  const bani = mdlTextToBani(text);
+  if (bani === null)
+    throw new UsageError(`amount must be MDL with at most 2 decimals, like 250 or 99.50; got "${text}"`);
+  return baniToMdl(bani);
+}
+
 function bool(value: string | undefined, what: string): boolean | undefined {
   if (value === undefined) return undefined;
   if (value === 'true' || value === 'false') return value === 'true';
@@ -139,6 +152,8 @@ function bool(value: string | undefined, what: string): boolean | undefined {
 
 async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unknown> {
   const webhook = opt['webhook-url'] === 'none' ? null : opt['webhook-url'];
+  const stamped = bool(opt['require-timestamped-signature'], '--require-timestamped-signature');
+  const timestamped = stamped !== undefined ? { require_timestamped_signature: stamped } : {};
   switch (
     `${group} ${['credit', 'resend-webhook', 'refund', 'statement', 'audit'].includes(group ?? '') ? '' : verb}`.trim()
   ) {
@@ -149,6 +164,7 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
         ...eventList(opt['webhook-events']),
         wallet: !opt['no-wallet'],
         ...(opt['margin-bp'] !== undefined ? { margin_bp: integer(opt['margin-bp'], '--margin-bp')! } : {}),
+        ...timestamped,
       });
     case 'partners show':
       return getPartner(svc, need(rest[0], 'partner id'));
@@ -159,6 +175,7 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
         ...eventList(opt['webhook-events']),
         ...(opt.disabled !== undefined ? { disabled: bool(opt.disabled, '--disabled')! } : {}),
         ...(opt['margin-bp'] !== undefined ? { margin_bp: integer(opt['margin-bp'], '--margin-bp')! } : {}),
+        ...timestamped,
       };
       if (Object.keys(patch).length === 0) throw new UsageError('nothing to update');
       return changePartner(svc, need(rest[0], 'partner id'), patch);
@@ -181,7 +198,7 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       return creditPartnerWallet(svc, {
         partnerId: need(partnerId, 'partner id'),
         wallet: wallet as SubWallet,
-        amount: Number(need(amount, 'amount')),
+        amount: amountOf(need(amount, 'amount')),
         reference: need(reference, 'reference'),
         actor: 'operator:cli',
       });

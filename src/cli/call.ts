@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { signatureHeader } from '../signature.ts';
+import { signatureHeader, timestampedSignatureHeader } from '../signature.ts';
 
 /**
  * `npm run call -- <endpoint> '<json>'`: signs a body and POSTs it to /v1/<endpoint>, printing the
  * status and the answer. Credentials: POLITA_PARTNER_ID and POLITA_PARTNER_SECRET, or the sandbox
  * demo partner that `npm start` wrote to DATA_DIR/sandbox-credentials.json. The server: POLITA_URL,
- * else the one that wrote that file, else http://127.0.0.1:3000.
+ * else the one that wrote that file, else http://127.0.0.1:3000. Signed with the timestamped form,
+ * X-Polita-Signature (decision 0045); POLITA_SIGNATURE=spec signs with the spec's X-Hmac-Signature.
  */
 const [endpoint, body = '{}'] = process.argv.slice(2);
 if (!endpoint) {
@@ -49,13 +50,22 @@ try {
   console.error('The body is not valid JSON (quote it in single quotes in the shell).');
   process.exit(2);
 }
+const form = process.env.POLITA_SIGNATURE || 'timestamped';
+if (form !== 'timestamped' && form !== 'spec') {
+  console.error(`POLITA_SIGNATURE must be timestamped (the default) or spec, got "${form}"`);
+  process.exit(2);
+}
 const { id, secret, url } = credentials();
+const signature =
+  form === 'spec'
+    ? { 'x-hmac-signature': signatureHeader(id, secret, body) }
+    : { 'x-polita-signature': timestampedSignatureHeader(id, secret, endpoint, body) };
 // Sign exactly the bytes that are sent: the string is serialised once and never re-serialised.
 let res: Response;
 try {
   res = await fetch(`${url}/v1/${endpoint}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-hmac-signature': signatureHeader(id, secret, body) },
+    headers: { 'content-type': 'application/json', ...signature },
     body,
   });
 } catch (err) {

@@ -4,7 +4,8 @@ import { listOrdersForOperator, orderDetail } from '../app/admin/orders.ts';
 import { resendOrderEvent } from '../app/deliver-webhook.ts';
 import { refundOrder } from '../app/refund-order.ts';
 import type { Services } from '../app/services.ts';
-import { badRequest } from '../domain/errors.ts';
+import { policyDocument } from '../app/operations.ts';
+import { badRequest, notFound } from '../domain/errors.ts';
 import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
@@ -87,6 +88,20 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
 
   app.get('/orders/:id', { schema: { params: Id, querystring: DetailQuery } }, async (req, reply) =>
     showOrder(req, reply, req.params.id, { refundOpen: req.query.refund === '1' }),
+  );
+
+  // A policy PDF for the operator: a refunded order's too, which its public URL answers 410 (decision 0049).
+  app.get(
+    '/files/:name',
+    { schema: { params: Type.Object({ name: Type.String({ maxLength: 100 }) }) } },
+    async (req, reply) => {
+      const doc = await policyDocument(svc, req.params.name);
+      if (!doc) throw notFound('There is no such policy document.');
+      return reply
+        .type('application/pdf')
+        .header('content-disposition', `inline; filename="${req.params.name.slice(0, 8)}.pdf"`)
+        .send(Buffer.from(doc.pdf));
+    },
   );
 
   const page = (id: string) => `/console/orders/${encodeURIComponent(id)}`;

@@ -8,6 +8,7 @@ import { inviteUser } from '../app/portal/invite-user.ts';
 import { PORTAL_ROLES } from '../app/portal/roles.ts';
 import type { Services } from '../app/services.ts';
 import { badRequest, DomainError } from '../domain/errors.ts';
+import { baniToMdl, mdlTextToBani } from '../domain/money.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import {
@@ -210,9 +211,10 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       const b = strings(req.body, ['wallet', 'amount', 'reference']);
       const wallet = WALLETS.find((w) => w === b.wallet);
       if (!wallet) throw badRequest(`Wallet must be one of ${WALLETS.join(', ')}`);
-      const amount = Number(b.amount.replace(',', '.'));
-      if (!b.amount.trim() || !Number.isFinite(amount))
-        throw badRequest('Amount must be a number of MDL, like 250 or 99.50');
+      // Read as decimal text, never through a float (decision 0048).
+      const bani = mdlTextToBani(b.amount.trim().replace(',', '.'));
+      if (bani === null) throw badRequest('Amount must be a number of MDL, like 250 or 99.50');
+      const amount = baniToMdl(bani);
       const reference = b.reference.trim();
       if (!reference || reference.length > 200)
         throw badRequest('Reference must be 1 to 200 characters (a transfer’s number, say)');
@@ -260,6 +262,21 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       async (_req, id) => {
         await partners.changePartner(svc, id, { disabled });
         return `${verb}d`;
+      },
+    );
+  }
+
+  // Decision 0045: the switch to timestamped request signatures, and back.
+  for (const [verb, require] of [
+    ['timestamped-required', true],
+    ['timestamped-optional', false],
+  ] as const) {
+    action(
+      `/partners/:id/${verb}`,
+      { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what: 'change partners' },
+      async (_req, id) => {
+        await partners.changePartner(svc, id, { require_timestamped_signature: require });
+        return verb;
       },
     );
   }

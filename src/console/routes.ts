@@ -17,6 +17,8 @@ import { asActor } from '../app/admin/operators.ts';
 import type { Services } from '../app/services.ts';
 import * as page from '../http/pages.ts';
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
+import type { OperatorAuthFailures } from '../http/operator-auth-failures.ts';
+import { pageHelmet } from '../http/page-headers.ts';
 import type { App } from '../http/typed.ts';
 import { orderPages } from './orders.ts';
 import { overviewPage } from './overview.ts';
@@ -47,11 +49,16 @@ const STATIC_FILES = new Set(['/console.css', '/htmx.min.js']);
 
 const PUBLIC = new Set(['/console/sign-in']);
 
-export async function consoleRoutes(app: App, svc: Services, adminToken: string): Promise<void> {
+export async function consoleRoutes(
+  app: App,
+  svc: Services,
+  adminToken: string,
+  failures: OperatorAuthFailures,
+): Promise<void> {
   await app.register(
     async (scope) => {
       const c = scope.withTypeProvider<TypeBoxTypeProvider>();
-      await c.register(fastifyHelmet, page.PAGE_HELMET);
+      await c.register(fastifyHelmet, pageHelmet());
       await c.register(fastifyCookie);
       // A token is good only with this browser's CSRF cookie and for the session it was made for
       // (its userInfo is the session's secret). Every instance must accept the others' tokens, so
@@ -98,7 +105,7 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
       c.addHook('onRequest', async (req, reply) => {
         const path = page.pagePath(req, reply, '/console/static/');
         if (path === undefined || PUBLIC.has(path)) return;
-        const session = await sessionFor(svc, req.cookies[COOKIE]);
+        const session = await sessionFor(svc, req.cookies[COOKIE], adminToken);
         if (session) {
           req.consoleSession = session;
           return;
@@ -163,7 +170,7 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
       });
 
       c.get('/sign-in', async (req, reply) => {
-        if (await sessionFor(svc, req.cookies[COOKIE])) return reply.redirect('/console', 303);
+        if (await sessionFor(svc, req.cookies[COOKIE], adminToken)) return reply.redirect('/console', 303);
         return render(req, reply, 'sign-in', { title: 'Sign in' });
       });
 
@@ -171,9 +178,22 @@ export async function consoleRoutes(app: App, svc: Services, adminToken: string)
         '/sign-in',
         { schema: { body: Type.Object({ token: Type.String({ maxLength: 500 }) }) } },
         async (req, reply) => {
-          const opened = req.body.token.trim()
-            ? await signIn(svc, req.body.token.trim(), adminToken)
-            : undefined;
+          const token = req.body.token.trim();
+          const opened = token ? await signIn(svc, token, adminToken) : undefined;
+          const limited = !opened && token ? await failures(req, 'console') : undefined;
+          if (limited) {
+            reply.header('retry-after', limited.retryAfter);
+            return render(
+              req,
+              reply,
+              'sign-in',
+              {
+                title: 'Sign in',
+                error: `Too many wrong tokens from this address: try again in ${limited.retryAfter} s.`,
+              },
+              429,
+            );
+          }
           if (!opened) {
             return render(
               req,

@@ -36,6 +36,11 @@ const NOTICES = new Map<string, string>([
   ['webhook-saved', 'The webhook settings are saved.'],
   ['disabled', 'The partner is disabled: its requests are refused.'],
   ['enabled', 'The partner is enabled again.'],
+  [
+    'timestamped-required',
+    'Timestamped signatures are required: X-Hmac-Signature alone is refused with 401.',
+  ],
+  ['timestamped-optional', 'X-Hmac-Signature alone is accepted again (the spec’s form).'],
   ['test-delivered', 'The test event was delivered.'],
   ['test-failed', 'The test event was not delivered.'],
   ['retired', 'The old secrets are retired: only the newest works now.'],

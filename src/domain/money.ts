@@ -17,13 +17,26 @@ export function divRoundHalfUp(numerator: number, denominator: number): number {
   return sign * Math.floor((2 * n + denominator) / (2 * denominator));
 }
 
-/** A wire amount in MDL with at most 2 decimals, or null when it has more. */
+/**
+ * A wire amount in MDL with at most 2 decimals, or null when it has more. Within the bounds the
+ * callers hold amounts to (decision 0048) the product by 100 is exact to far better than the 1e-6
+ * allowed, so a partner's 0.1 + 0.2 is 30 bani, and 1.005 is refused.
+ */
 export function mdlToBani(amount: number): Minor | null {
   if (!Number.isFinite(amount)) return null;
   const scaled = Math.round(amount * 100);
   // Beyond 2^53 bani integers stop being exact: such an amount is refused, not rounded.
   if (!Number.isSafeInteger(scaled) || Math.abs(amount * 100 - scaled) > 1e-6) return null;
   return scaled;
+}
+
+/** `250`, `-3.5`, `99.05`: whole MDL and up to 2 decimals, as bani; null for any other text. */
+export function mdlTextToBani(text: string): Minor | null {
+  const m = /^(-?)(\d{1,16})(?:\.(\d{1,2}))?$/.exec(text);
+  if (!m) return null;
+  const bani = Number(m[2]) * 100 + Number((m[3] ?? '').padEnd(2, '0'));
+  if (!Number.isSafeInteger(bani)) return null;
+  return m[1] === '-' ? -bani : bani;
 }
 
 export function baniToMdl(bani: Minor): number {

@@ -9,6 +9,11 @@ import { paymentRefusal, type PayableOrder, type PaymentFacts, type PaymentRefus
  */
 
 export const NO_WALLET = 'No wallet account linked to this partner';
+
+/** The most one operator credit adds: 10 000 000.00 MDL, in bani (decision 0048). */
+export const MAX_CREDIT_BANI = 1_000_000_000;
+/** The most a sub-wallet may hold after an operator credit: 1 000 000 000.00 MDL (refunds always book). */
+export const MAX_SUB_WALLET_BANI = 100_000_000_000;
 export const SPENDING_DISABLED = 'Balance spending is disabled';
 export const NOT_ELIGIBLE = 'Balance cannot be applied to this order';
 export const INSUFFICIENT = 'Insufficient balance';

@@ -14,6 +14,7 @@ import { isoLocal } from '../domain/time.ts';
 import { adminWalletRoutes } from './admin-wallet-routes.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { parseJsonBody } from './raw-body.ts';
+import { refuseOverLimit, type OperatorAuthFailures } from './operator-auth-failures.ts';
 import {
   AuditPage,
   Clock,
@@ -44,7 +45,12 @@ import { Balance } from './wallet-routes.ts';
  * signature never opens it (and no operator token opens /v1). Every handler runs as its operator,
  * so the use cases' audit entries say who acted, through the API.
  */
-export async function adminRoutes(app: App, svc: Services, adminToken: string): Promise<void> {
+export async function adminRoutes(
+  app: App,
+  svc: Services,
+  adminToken: string,
+  failures: OperatorAuthFailures,
+): Promise<void> {
   const operators = new WeakMap<FastifyRequest, Omit<Actor, 'via'>>();
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
@@ -52,6 +58,8 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
       return sendError(reply, { statusCode: 401, error: 'Unauthorized', message: 'Missing Bearer token' });
     const operator = await authenticateOperator(svc, m[1]!, adminToken);
     if (!operator) {
+      const limited = await failures(req, 'api');
+      if (limited) return refuseOverLimit(reply, limited.retryAfter);
       return sendError(reply, { statusCode: 403, error: 'Forbidden', message: 'Invalid admin token' });
     }
     const path = req.url.split('?')[0]!;
@@ -89,6 +97,7 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
           wallet: Type.Optional(Type.Boolean()),
           margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
           rate_limit_per_minute: Type.Optional(RateLimit),
+          require_timestamped_signature: Type.Optional(Type.Boolean()),
         }),
         response: { 201: CreatedPartner, ...errorResponses },
       },
@@ -116,6 +125,7 @@ export async function adminRoutes(app: App, svc: Services, adminToken: string): 
           disabled: Type.Optional(Type.Boolean()),
           margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
           rate_limit_per_minute: Type.Optional(RateLimit),
+          require_timestamped_signature: Type.Optional(Type.Boolean()),
         }),
         response: partner,
       },

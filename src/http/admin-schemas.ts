@@ -47,6 +47,7 @@ export const CreatedPartner = Type.Object(
     webhook_url: WebhookUrl,
     webhook_events: WebhookEvents,
     wallet: Type.Boolean(),
+    require_timestamped_signature: Type.Boolean(),
   },
   { description: 'The partner, with its secret' },
 );
@@ -61,6 +62,9 @@ const partnerFields = {
   margin_bp: Type.Integer(),
   rate_limit_per_minute: Type.Integer({
     description: 'The limit in force: the partner’s own, or the service’s RATE_LIMIT_PER_MINUTE',
+  }),
+  require_timestamped_signature: Type.Boolean({
+    description: 'true: /v1 requests must carry X-Polita-Signature; X-Hmac-Signature alone answers 401',
   }),
 };
 
@@ -297,9 +301,9 @@ export const AuditPage = Type.Object(
         at: Time,
         actor: Type.String({
           description:
-            'admin-token, an operator id (op_…), cli:<user>, system, or portal:<partner id>:<email> for a partner’s portal user',
+            'admin-token, an operator id (op_…), cli:<user>, system, portal:<partner id>:<email> for a partner’s portal user, or unauthenticated for a wrong operator token (role none)',
         }),
-        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant']),
+        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant', 'none']),
         via: oneOf(['api', 'cli', 'console', 'system', 'portal']),
         action: Type.String({ description: 'e.g. partner.create, wallet.credit, order.refund' }),
         target: Nullable(Type.String({ description: 'The partner, order or operator acted on' })),

@@ -2,14 +2,16 @@
 /**
  * The sandbox's /docs page signs its "Try it out" requests to /v1 (served only when SANDBOX=true).
  * The partner id and secret typed into the panel stay in this browser tab (sessionStorage); only
- * the signature leaves it: X-Hmac-Signature = <partner id>:<hex HMAC-SHA512 of the exact body>,
- * computed with WebCrypto, as a partner's code computes it. The page's requestInterceptor
+ * the signature leaves it, in the form chosen in the panel: the timestamped X-Polita-Signature =
+ * id=<partner id>,t=<Unix seconds>,v1=<hex HMAC-SHA512 of "<t>.POST /v1/<endpoint>.<exact body>">
+ * (decision 0045), or the spec's X-Hmac-Signature = <partner id>:<hex HMAC-SHA512 of the exact
+ * body>, computed with WebCrypto, as a partner's code computes it. The page's requestInterceptor
  * (openapi.ts) calls window.politaSign.
  */
 (function () {
   'use strict';
   var STORE = 'polita.sandbox.signing';
-  var creds = { id: '', secret: '' };
+  var creds = { id: '', secret: '', form: 'timestamped' };
   try {
     creds = JSON.parse(sessionStorage.getItem(STORE) || 'null') || creds;
   } catch {
@@ -23,7 +25,8 @@
   }
 
   window.politaSign = async function (request) {
-    if (!new URL(request.url, window.location.href).pathname.startsWith('/v1/')) return request;
+    var path = new URL(request.url, window.location.href).pathname;
+    if (!path.startsWith('/v1/')) return request;
     if (!creds.id || !creds.secret) {
       throw new Error('Type a partner id and secret in the "Sandbox request signing" panel first');
     }
@@ -41,11 +44,18 @@
       false,
       ['sign'],
     );
-    var mac = await crypto.subtle.sign('HMAC', key, encoder.encode(body));
     for (var name of Object.keys(request.headers)) {
-      if (name.toLowerCase() === 'x-hmac-signature') delete request.headers[name];
+      var lower = name.toLowerCase();
+      if (lower === 'x-hmac-signature' || lower === 'x-polita-signature') delete request.headers[name];
     }
-    request.headers['X-Hmac-Signature'] = creds.id + ':' + hex(mac);
+    if (creds.form === 'spec') {
+      var mac = await crypto.subtle.sign('HMAC', key, encoder.encode(body));
+      request.headers['X-Hmac-Signature'] = creds.id + ':' + hex(mac);
+      return request;
+    }
+    var t = String(Math.floor(Date.now() / 1000));
+    var signed = await crypto.subtle.sign('HMAC', key, encoder.encode(t + '.POST ' + path + '.' + body));
+    request.headers['X-Polita-Signature'] = 'id=' + creds.id + ',t=' + t + ',v1=' + hex(signed);
     return request;
   };
 
@@ -74,12 +84,27 @@
       'only the signature is sent.';
     var id = field('Partner id', 'text', creds.id);
     var secret = field('Partner secret', 'password', creds.secret);
+    var formWrap = document.createElement('label');
+    formWrap.style.marginRight = '1em';
+    formWrap.textContent = 'Signature ';
+    var form = document.createElement('select');
+    [
+      ['timestamped', 'timestamped (X-Polita-Signature)'],
+      ['spec', 'the spec’s (X-Hmac-Signature)'],
+    ].forEach(function (o) {
+      var option = document.createElement('option');
+      option.value = o[0];
+      option.textContent = o[1];
+      option.selected = (creds.form || 'timestamped') === o[0];
+      form.appendChild(option);
+    });
+    formWrap.appendChild(form);
     var status = document.createElement('span');
     var save = document.createElement('button');
     save.type = 'button';
     save.textContent = 'Sign with these';
     save.onclick = function () {
-      creds = { id: id.input.value.trim(), secret: secret.input.value };
+      creds = { id: id.input.value.trim(), secret: secret.input.value, form: form.value };
       sessionStorage.setItem(STORE, JSON.stringify(creds));
       status.textContent = creds.id && creds.secret ? ' Signing as ' + creds.id : ' Not signing';
     };
@@ -87,14 +112,14 @@
     forget.type = 'button';
     forget.textContent = 'Forget';
     forget.onclick = function () {
-      creds = { id: '', secret: '' };
+      creds = { id: '', secret: '', form: 'timestamped' };
       sessionStorage.removeItem(STORE);
       id.input.value = '';
       secret.input.value = '';
       status.textContent = ' Not signing';
     };
     status.textContent = creds.id && creds.secret ? ' Signing as ' + creds.id : ' Not signing';
-    box.append(title, note, id.wrap, secret.wrap, save, forget, status);
+    box.append(title, note, id.wrap, secret.wrap, formWrap, save, forget, status);
     var ui = document.getElementById('swagger-ui');
     ui.parentNode.insertBefore(box, ui);
   }

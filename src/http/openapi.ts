@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import swagger, { type SwaggerTransform } from '@fastify/swagger';
+import fastifyHelmet from '@fastify/helmet';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -7,7 +8,15 @@ import type { Services } from '../app/services.ts';
 import { localDate } from '../domain/time.ts';
 import { TEST_VEHICLES } from '../providers/sandbox/vehicles.ts';
 import { productExamples } from './openapi-examples.ts';
+import { pageHelmet } from './page-headers.ts';
 import { ErrorResponse } from './schemas.ts';
+
+/**
+ * The inline style swagger-ui applies as the page loads, allowed by its hash alone: no other inline
+ * style, and no inline script, runs on /docs. A new swagger-ui may apply another (the browser test
+ * of /docs fails, naming the hash to put here).
+ */
+const SWAGGER_UI_STYLES = ["'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"];
 
 /** Security scheme names: the partner signature (/v1) and the operator's bearer token (/admin, /metrics). */
 export const PARTNER_SCHEME = 'hmac';
@@ -75,41 +84,41 @@ export async function registerApiDocs(app: FastifyInstance, svc: Services): Prom
 
   const today = async () => localDate(await svc.clock.now());
   const days = new WeakMap<FastifyRequest, string>();
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: sandbox
-      ? {
-          // Defers to the script the page loads (docs-try-it-out.js), which signs /v1 requests.
-          requestInterceptor: (request) => globalThis.politaSign(request),
-        }
-      : // Outside the sandbox the page only reads: no request leaves it.
-        { supportedSubmitMethods: [] },
-    theme: sandbox
-      ? {
-          title: 'Polita API (sandbox)',
-          js: [
-            {
-              filename: 'try-it-out.js',
-              content: readFileSync(new URL('./docs-try-it-out.js', import.meta.url), 'utf8'),
-            },
-          ],
-        }
-      : { title: 'Polita API' },
-    uiHooks: {
-      preHandler: async (req) => {
-        if (req.url.endsWith('/json') || req.url.endsWith('/yaml')) days.set(req, await today());
+  // The page where a sandbox partner types its secret gets the console's security headers
+  // (decision 0049): it loads only what the service serves, calls only the service, and no frame
+  // may hold it. In a scope of its own, so that the headers reach the page and its files only.
+  await app.register(async (scope) => {
+    await scope.register(fastifyHelmet, pageHelmet([new URL(publicBaseUrl).origin], SWAGGER_UI_STYLES));
+    await scope.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: sandbox
+        ? {
+            // Defers to the script the page loads (docs-try-it-out.js), which signs /v1 requests.
+            requestInterceptor: (request) => globalThis.politaSign(request),
+          }
+        : // Outside the sandbox the page only reads: no request leaves it.
+          { supportedSubmitMethods: [] },
+      theme: sandbox
+        ? {
+            title: 'Polita API (sandbox)',
+            js: [
+              {
+                filename: 'try-it-out.js',
+                content: readFileSync(new URL('./docs-try-it-out.js', import.meta.url), 'utf8'),
+              },
+            ],
+          }
+        : { title: 'Polita API' },
+      uiHooks: {
+        preHandler: async (req) => {
+          if (req.url.endsWith('/json') || req.url.endsWith('/yaml')) days.set(req, await today());
+        },
       },
-    },
-    transformSpecificationClone: false,
-    transformSpecification: (doc, req) => {
-      const out = { ...withExamples(doc, days.get(req) ?? localDate(Date.now())) };
-      // Try it out calls the first server: in the sandbox, the origin the page was loaded from (when
-      // it is not PUBLIC_BASE_URL, say localhost against 127.0.0.1), so the browser calls no other site.
-      const here = `${req.protocol}://${req.host}`;
-      if (sandbox && here !== publicBaseUrl)
-        out.servers = [{ url: here, description: 'This page’s origin' }, ...(out.servers ?? [])];
-      return out;
-    },
+      transformSpecificationClone: false,
+      // The server is PUBLIC_BASE_URL, never the request's Host: a forged Host must not make the
+      // page send a typed secret's signatures elsewhere.
+      transformSpecification: (doc, req) => withExamples(doc, days.get(req) ?? localDate(Date.now())),
+    });
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () =>
     withExamples(app.swagger(), await today()),

@@ -5,6 +5,7 @@ import type { Services } from '../app/services.ts';
 import { databaseReachable, policyDocument } from '../app/operations.ts';
 import { RETRY_AFTER_SECONDS } from '../app/availability.ts';
 import { reasonBody, sendError } from './errors.ts';
+import { refuseOverLimit, type OperatorAuthFailures } from './operator-auth-failures.ts';
 import { OPERATOR_SCHEME } from './openapi.ts';
 import { errorResponses, type App } from './typed.ts';
 
@@ -15,7 +16,7 @@ export async function opsRoutes(
   app: App,
   svc: Services,
   registry: Registry,
-  opts: { metricsTokens: string[] },
+  opts: { metricsTokens: string[]; failures: OperatorAuthFailures },
 ): Promise<void> {
   const accepted = opts.metricsTokens.map(digest);
   const tags = ['operations'];
@@ -55,6 +56,8 @@ export async function opsRoutes(
       return sendError(reply, { statusCode: 401, error: 'Unauthorized', message: 'Missing Bearer token' });
     const given = digest(m[1]!);
     if (!accepted.some((d) => timingSafeEqual(d, given))) {
+      const limited = await opts.failures(req, 'api');
+      if (limited) return refuseOverLimit(reply, limited.retryAfter);
       return sendError(reply, { statusCode: 403, error: 'Forbidden', message: 'Invalid token' });
     }
     return reply.type(registry.contentType).send(await registry.metrics());
@@ -67,12 +70,13 @@ export async function opsRoutes(
     params: Type.Object({ name: Type.String({ maxLength: 100 }) }),
   };
   app.get('/files/:name', { schema: policy }, async (req, reply) => {
-    const pdf = await policyDocument(svc, req.params.name);
-    if (!pdf) return sendError(reply, reasonBody(404, 'Document not found'));
+    const doc = await policyDocument(svc, req.params.name);
+    if (!doc) return sendError(reply, reasonBody(404, 'Document not found'));
+    if (doc.refunded) return sendError(reply, reasonBody(410, 'Policy cancelled: the order was refunded'));
     return reply
       .type('application/pdf')
       .header('content-disposition', `inline; filename="${req.params.name.slice(0, 8)}.pdf"`)
       .header('cache-control', 'private, max-age=86400')
-      .send(Buffer.from(pdf));
+      .send(Buffer.from(doc.pdf));
   });
 }

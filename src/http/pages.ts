@@ -6,32 +6,10 @@ import { databaseAway } from './errors.ts';
 
 /**
  * What the two server-rendered surfaces, the operator console (/console) and the partner portal
- * (/portal), do alike: their security headers, how they tell a same-site POST and an https request,
+ * (/portal), do alike (their security headers are page-headers.ts'): how they tell a same-site POST and an https request,
  * how a refusal becomes a page, and the small helpers of their forms and lists. Each surface keeps
  * its own sessions, CSRF binding, pages and words.
  */
-
-/**
- * Pages only load what the service serves; no frame may hold them (clickjacking). Helmet's other
- * defaults stay on: nosniff and the cross-origin policies.
- */
-export const PAGE_HELMET = {
-  contentSecurityPolicy: {
-    useDefaults: false,
-    directives: {
-      defaultSrc: ["'none'"],
-      scriptSrc: ["'self'"],
-      styleSrc: ["'self'"],
-      imgSrc: ["'self'", 'data:'],
-      connectSrc: ["'self'"],
-      formAction: ["'self'"],
-      frameAncestors: ["'none'"],
-      baseUri: ["'none'"],
-    },
-  },
-  frameguard: { action: 'deny' },
-  referrerPolicy: { policy: 'same-origin' },
-} as const;
 
 /** A hook sees every route's body and query as unknown: a form's fields are read only from an object. */
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;

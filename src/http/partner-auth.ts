@@ -1,8 +1,17 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PartnerWithSecrets } from '../db/repos/partners.ts';
 import { MISS, type PartnerDirectory } from '../app/partner-directory.ts';
 import type { SharedWindowCounter } from '../app/rate-limit-store.ts';
-import { parseSignatureHeader, SIGNATURE_HEADER, verify } from '../signature.ts';
+import {
+  parseSignatureHeader,
+  parseTimestampedHeader,
+  SIGNATURE_HEADER,
+  TIMESTAMP_TOLERANCE_SECONDS,
+  TIMESTAMPED_HEADER,
+  timestampedPrefix,
+  verify,
+} from '../signature.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { parseBody } from './raw-body.ts';
 
@@ -19,13 +28,42 @@ declare module 'fastify' {
 const UNAUTHORIZED = { statusCode: 401, error: 'Unauthorized', message: 'Missing X-Hmac-Signature header' };
 // One answer for every 403 cause: it must not tell a prober which part was wrong.
 const FORBIDDEN = { statusCode: 403, error: 'Forbidden', message: 'Invalid signature' };
+const OUTSIDE_WINDOW = {
+  statusCode: 401,
+  error: 'Unauthorized',
+  message: 'Signature timestamp outside the allowed window',
+};
+const TIMESTAMPED_REQUIRED = {
+  statusCode: 401,
+  error: 'Unauthorized',
+  message: 'Timestamped signature required',
+};
 const MINUTE = 60_000;
+/**
+ * An unknown (or disabled) partner's signature is checked against this key all the same, so it
+ * takes as long to refuse as a known partner's wrong one (decision 0046).
+ */
+const DUMMY_SECRETS = [randomBytes(32).toString('hex')];
+
+/** What the headers say: the partner, and what the signature covers beside the body. */
+interface Claim {
+  partnerId: string;
+  signature: Buffer;
+  /** The timestamped form's `"<t>.POST /v1/<endpoint>."`; undefined for the spec's header. */
+  prefix: string | undefined;
+}
 
 /**
- * Signature authentication of /v1: a missing header is refused before the body is read (401);
- * then the HMAC over the raw bytes is checked against the partner's valid secrets (403), and only
- * then is the body parsed and validated. A client address whose requests failed authentication
- * `failuresPerMinute` times in a minute gets 429 until the minute is over, counted across instances.
+ * Signature authentication of /v1 (decisions 0007, 0045): a request with neither signature header
+ * is refused before the body is read (401). X-Polita-Signature, when present, is the header
+ * checked (its `t` within 300 s of the real clock, else 401 saying so), X-Hmac-Signature otherwise;
+ * the HMAC over the raw bytes is checked against the partner's valid secrets (403), a partner
+ * switched to timestamped signatures refuses the spec's header alone (401), and only then is the
+ * body parsed and validated.
+ *
+ * Failed authentications are counted per client address (`request.ip`, behind TRUST_PROXY),
+ * across instances; past `failuresPerMinute` a failing request gets 429 instead of its 401/403. A
+ * correctly signed request is never refused by this limit (decision 0046).
  */
 export function installPartnerAuth(
   app: FastifyInstance,
@@ -46,41 +84,67 @@ export function installPartnerAuth(
     },
   });
   const key = (request: FastifyRequest) => `auth-failures:${request.ip}`;
-  /** Answers 429 and true when the address is over its failures. */
-  const throttled = (request: FastifyRequest, reply: FastifyReply): boolean => {
+  /** A failed authentication: counted, and answered with `body`, or 429 past the address's limit. */
+  const refuse = (request: FastifyRequest, reply: FastifyReply, body: typeof FORBIDDEN): false => {
     const { current, ttl } = limits.counter.read(key(request), MINUTE);
-    const over = current >= limits.failuresPerMinute ? Math.ceil(ttl / 1000) : 0;
-    if (over === 0) return false;
-    reply.header('retry-after', over);
-    sendError(
-      reply,
-      reasonBody(429, `Too many failed authentications from this address; retry after ${over} s`),
-    );
-    return true;
-  };
-  const refuse = (request: FastifyRequest, reply: FastifyReply, body: typeof FORBIDDEN) => {
+    if (current >= limits.failuresPerMinute) {
+      const after = Math.max(1, Math.ceil(ttl / 1000));
+      reply.header('retry-after', after);
+      sendError(
+        reply,
+        reasonBody(429, `Too many failed authentications from this address; retry after ${after} s`),
+      );
+      return false;
+    }
     limits.counter.incr(key(request), MINUTE);
-    return sendError(reply, body);
+    sendError(reply, body);
+    return false;
   };
 
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    if (request.headers[SIGNATURE_HEADER] === undefined) {
-      if (!throttled(request, reply)) refuse(request, reply, UNAUTHORIZED);
+    if (
+      request.headers[SIGNATURE_HEADER] === undefined &&
+      request.headers[TIMESTAMPED_HEADER] === undefined
+    ) {
+      refuse(request, reply, UNAUTHORIZED);
       return;
     }
     done();
   });
 
+  /** The headers read: a claim to check, or the answer already sent (false). */
+  const claimOf = (request: FastifyRequest, reply: FastifyReply): Claim | false => {
+    const timestamped = request.headers[TIMESTAMPED_HEADER];
+    if (timestamped !== undefined) {
+      const parsed = typeof timestamped === 'string' ? parseTimestampedHeader(timestamped) : null;
+      if (!parsed) return refuse(request, reply, FORBIDDEN);
+      // The real clock, never the sandbox clock: a partner's clock is the real one.
+      if (Math.abs(Date.now() / 1000 - parsed.seconds) > TIMESTAMP_TOLERANCE_SECONDS) {
+        return refuse(request, reply, OUTSIDE_WINDOW);
+      }
+      const endpoint = (request.routeOptions.url ?? '').slice('/v1/'.length);
+      return { ...parsed, prefix: timestampedPrefix(parsed.t, endpoint) };
+    }
+    const header = request.headers[SIGNATURE_HEADER];
+    const parsed = typeof header === 'string' ? parseSignatureHeader(header) : null;
+    if (!parsed) return refuse(request, reply, FORBIDDEN);
+    return { ...parsed, prefix: undefined };
+  };
+
   /** The signature against the partner's secrets, then the body parsed: false when it answered. */
   const admit = (
     request: FastifyRequest,
     reply: FastifyReply,
-    signature: Buffer,
+    claim: Claim,
     partner: PartnerWithSecrets | undefined,
   ): boolean => {
-    if (!partner || partner.disabled || !verify(partner.secrets, request.rawBody ?? EMPTY, signature)) {
-      refuse(request, reply, FORBIDDEN);
-      return false;
+    const usable = partner !== undefined && !partner.disabled;
+    // An unknown or disabled partner costs the same HMAC as a known one (against a dummy key).
+    const secrets = usable ? partner.secrets : DUMMY_SECRETS;
+    const valid = verify(secrets, request.rawBody ?? EMPTY, claim.signature, claim.prefix);
+    if (!usable || !valid) return refuse(request, reply, FORBIDDEN);
+    if (claim.prefix === undefined && partner.require_timestamped_signature) {
+      return refuse(request, reply, TIMESTAMPED_REQUIRED);
     }
     request.partner = partner;
     return parseBody(request, reply);
@@ -90,23 +154,18 @@ export function installPartnerAuth(
   app.addHook(
     'preValidation',
     (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-      if (throttled(request, reply)) return;
-      const header = request.headers[SIGNATURE_HEADER];
-      const parsed = typeof header === 'string' ? parseSignatureHeader(header) : null;
-      if (!parsed) {
-        refuse(request, reply, FORBIDDEN);
-        return;
-      }
-      const known = partners.cached(parsed.partnerId);
+      const claim = claimOf(request, reply);
+      if (!claim) return;
+      const known = partners.cached(claim.partnerId);
       if (known !== MISS) {
-        if (admit(request, reply, parsed.signature, known)) done();
+        if (admit(request, reply, claim, known)) done();
         return;
       }
-      partners.get(parsed.partnerId).then(
+      partners.get(claim.partnerId).then(
         (partner) => {
           let admitted: boolean;
           try {
-            admitted = admit(request, reply, parsed.signature, partner);
+            admitted = admit(request, reply, claim, partner);
           } catch (err) {
             return done(err as Error);
           }

@@ -2,7 +2,7 @@ import { confirmOrder } from '../app/confirm-order.ts';
 import { createOrder } from '../app/create-order.ts';
 import { getOrder } from '../app/get-order.ts';
 import { quote } from '../app/quote.ts';
-import { SharedWindowCounter } from '../app/rate-limit-store.ts';
+import type { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import type { Services } from '../app/services.ts';
 import { installIdempotency } from './idempotency.ts';
 import { installPartnerAuth } from './partner-auth.ts';
@@ -13,16 +13,7 @@ import type { App } from './typed.ts';
 import { walletRoutes } from './wallet-routes.ts';
 
 /** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
-export async function partnerRoutes(app: App, svc: Services): Promise<void> {
-  const counter = new SharedWindowCounter(svc.db, {
-    // The database away is said once by its health watch (decision 0050), not at every request.
-    onError: (err) =>
-      svc.log[svc.health.report(err) ? 'debug' : 'warn'](
-        { err },
-        'rate-limit counts could not be shared this time',
-      ),
-  });
-  app.addHook('onClose', () => counter.close());
+export async function partnerRoutes(app: App, svc: Services, counter: SharedWindowCounter): Promise<void> {
   installPartnerAuth(app, svc.partners, { counter, failuresPerMinute: svc.config.authFailuresPerMinute });
   installIdempotency(app, svc);
   // Per partner, after authentication (hooks of a scope run in the order they were added).

@@ -26,6 +26,9 @@ import { requestLogger } from './request-log.ts';
 import { opsRoutes } from './ops-routes.ts';
 import { partnerRoutes } from './partner-routes.ts';
 import { installRawBodyParser } from './raw-body.ts';
+import { SharedWindowCounter } from '../app/rate-limit-store.ts';
+import { capConnectionsPerAddress, proxyMatcher } from './client-address.ts';
+import { operatorAuthFailures } from './operator-auth-failures.ts';
 import { sharedSchemas } from './schemas.ts';
 import { guardParamsAndQuery } from './text-guard.ts';
 import type { App } from './typed.ts';
@@ -37,6 +40,10 @@ export interface ServerOptions {
   metricsToken?: string | undefined;
   /** Open connections beyond this are refused at once (MAX_CONNECTIONS). */
   maxConnections?: number;
+  /** Open connections from one client address beyond this are closed at once (MAX_CONNECTIONS_PER_IP). */
+  maxConnectionsPerIp?: number;
+  /** Proxies whose X-Forwarded-For names the client (TRUST_PROXY: addresses or CIDRs). */
+  trustProxy?: readonly string[];
   logger: Logger;
   queueDepth?: MetricsSources['queueDepth'];
   /** The webhook attempts this process's workers count (none without workers). */
@@ -47,6 +54,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** Builds the whole HTTP surface. Never listens: main.ts does, tests use inject(). */
 export async function buildServer(svc: Services, opts: ServerOptions): Promise<App> {
+  const trusted = proxyMatcher(opts.trustProxy ?? []);
   const app = Fastify<
     RawServerDefault,
     RawRequestDefaultExpression,
@@ -102,8 +110,12 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
       return new Error(`${at} ${e.message ?? 'is invalid'}`);
     },
     forceCloseConnections: false,
+    // request.ip: the peer, or behind a trusted proxy the right-most X-Forwarded-For entry that is
+    // not one (decision 0046); every per-address limit counts by it.
+    ...(opts.trustProxy?.length ? { trustProxy: (address: string) => trusted(address) } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.maxConnections = opts.maxConnections ?? 1024;
+  capConnectionsPerAddress(app.server, opts.maxConnectionsPerIp ?? 256, trusted);
   // Set as the request arrives, so every answer carries it (errors too); a callback hook, as it
   // runs on every request and an async one costs a promise each time.
   app.addHook('onRequest', (req, reply, done) => {
@@ -134,11 +146,22 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     webhookAttempts: opts.webhookAttempts,
     databaseUp: () => databaseReachable(svc),
   });
-  await app.register(async (scope) => partnerRoutes(scope, svc));
-  await app.register(async (scope) => adminRoutes(scope, svc, opts.adminToken));
-  await app.register(async (scope) => consoleRoutes(scope, svc, opts.adminToken));
+  // Request counts shared by every instance: the partners' limits and every failed authentication.
+  const counter = new SharedWindowCounter(svc.db, {
+    // The database away is said once by its health watch (decision 0050), not at every request.
+    onError: (err) =>
+      svc.log[svc.health.report(err) ? 'debug' : 'warn'](
+        { err },
+        'rate-limit counts could not be shared this time',
+      ),
+  });
+  app.addHook('onClose', () => counter.close());
+  const failures = operatorAuthFailures(svc, counter, svc.config.adminAuthFailuresPerMinute);
+  await app.register(async (scope) => partnerRoutes(scope, svc, counter));
+  await app.register(async (scope) => adminRoutes(scope, svc, opts.adminToken, failures));
+  await app.register(async (scope) => consoleRoutes(scope, svc, opts.adminToken, failures));
   await app.register(async (scope) => portalRoutes(scope, svc));
   const metricsTokens = [opts.adminToken, ...(opts.metricsToken ? [opts.metricsToken] : [])];
-  await app.register(async (scope) => opsRoutes(scope, svc, registry, { metricsTokens }));
+  await app.register(async (scope) => opsRoutes(scope, svc, registry, { metricsTokens, failures }));
   return app;
 }

@@ -4,6 +4,7 @@ import { readDevelopers } from '../app/portal/read-developers.ts';
 import { retireSecret } from '../app/portal/retire-secret.ts';
 import { rotateSecret } from '../app/portal/rotate-secret.ts';
 import { saveWebhook } from '../app/portal/save-webhook.ts';
+import { setTimestampedSignatures } from '../app/portal/signature-form.ts';
 import { sendTestEvent } from '../app/portal/send-test-event.ts';
 import type { Services } from '../app/services.ts';
 import { WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
@@ -72,6 +73,25 @@ export async function developerPages(app: App, svc: Services, render: Render): P
       },
       (r) => show(req, reply, { error: r.message }, r.status),
     ),
+  );
+
+  app.post(
+    '/developers/signatures',
+    {
+      schema: {
+        body: Type.Object({ ...Csrf, require: Type.Union([Type.Literal('true'), Type.Literal('false')]) }),
+      },
+    },
+    async (req, reply) =>
+      unlessRefused(
+        async () => {
+          const required = req.body.require === 'true';
+          await setTimestampedSignatures(svc, userOf(req), required);
+          const done = required ? 'timestamped-required' : 'timestamped-optional';
+          return reply.redirect(`/portal/developers?done=${done}#signatures`, 303);
+        },
+        (r) => show(req, reply, { error: r.message }, r.status),
+      ),
   );
 
   app.post(

@@ -23,7 +23,6 @@ import {
   isRecord,
   isSameSite,
   isSecure,
-  PAGE_HELMET,
   pageErrorHandler,
   pageFormats,
   pagePath,
@@ -32,6 +31,7 @@ import {
   toSignIn,
 } from '../http/pages.ts';
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
+import { pageHelmet } from '../http/page-headers.ts';
 import type { App } from '../http/typed.ts';
 import { navFor } from './nav.ts';
 import { orderPages } from './orders.ts';
@@ -72,7 +72,7 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
     async (scope) => {
       const p = scope.withTypeProvider<TypeBoxTypeProvider>();
       await p.register(fastifyHelmet, {
-        ...PAGE_HELMET,
+        ...pageHelmet(),
         // Whether the origin is https-only is for whoever terminates TLS to say, for /v1 as well.
         strictTransportSecurity: false,
       });

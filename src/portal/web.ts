@@ -23,6 +23,8 @@ export const NOTICES: ReadonlyMap<string, string> = new Map([
   ['resend-failed', 'The webhook was re-sent but not delivered: see the last attempt below.'],
   ['webhook-saved', 'The webhook settings are saved.'],
   ['retired', 'The old secret is retired: only the newest works now.'],
+  ['timestamped-required', 'Requests must now carry X-Polita-Signature: X-Hmac-Signature alone is refused.'],
+  ['timestamped-optional', 'X-Hmac-Signature alone is accepted again.'],
   ['disabled', 'The user is disabled, and signed out everywhere.'],
 ]);
 

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.ts';
@@ -9,10 +10,24 @@ let browser: Browser;
 let base: string;
 
 beforeAll(async () => {
-  h = await startHarness();
-  base = await h.listen();
+  // The page's server is PUBLIC_BASE_URL (never the Host it was asked with): the address it is served on.
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  h = await startHarness({ env: { PUBLIC_BASE_URL: base } });
+  await h.service.app.listen({ port, host: '127.0.0.1' });
   browser = await launchBrowser();
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
 afterAll(async () => {
   await browser?.close();
   await h?.close();

@@ -61,6 +61,7 @@ describe('npm run admin', () => {
       webhook_url: null,
       webhook_events: ['completed'],
       wallet: false,
+      require_timestamped_signature: false,
     });
     const id = JSON.parse(created.stdout).id as string;
 
@@ -77,6 +78,13 @@ describe('npm run admin', () => {
 
       const renamed = await admin(dir, 'partners', 'update', id, '--name', 'CLI Agent 2');
       expect(renamed.code, renamed.stderr).toBe(0);
+      // The switch to timestamped request signatures (decision 0045), and a word it does not take.
+      const switched = await admin(dir, 'partners', 'update', id, '--require-timestamped-signature', 'true');
+      expect(switched.code, switched.stderr).toBe(0);
+      expect(JSON.parse(switched.stdout).require_timestamped_signature).toBe(true);
+      const wrong = await admin(dir, 'partners', 'update', id, '--require-timestamped-signature', 'yes');
+      expect(wrong.code).not.toBe(0);
+      expect(wrong.stderr).toContain('--require-timestamped-signature must be true or false');
       const after = await database.db
         .selectFrom('partners')
         .select('name')

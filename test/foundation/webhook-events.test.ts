@@ -98,9 +98,14 @@ function verifies(hit: Hit, secrets: string[]): boolean {
   const sig = hit.headers['x-polita-signature'] as string;
   const parts = sig.split(',');
   if (parts[0] !== `t=${t}`) return false;
-  const v1 = parts.slice(1).map((p) => p.replace(/^v1=/, ''));
-  const expected = secrets.map((s) => createHmac('sha512', s).update(`${t}.${hit.body}`).digest('hex'));
-  return JSON.stringify(v1) === JSON.stringify(expected);
+  // t=, then one v1= per secret, then one v2= per secret (over the event id too), newest first.
+  const id = hit.headers['x-polita-event-id'] as string;
+  const hmac = (s: string, text: string) => createHmac('sha512', s).update(text).digest('hex');
+  const expected = [
+    ...secrets.map((s) => `v1=${hmac(s, `${t}.${hit.body}`)}`),
+    ...secrets.map((s) => `v2=${hmac(s, `${t}.${id}.${hit.body}`)}`),
+  ];
+  return JSON.stringify(parts.slice(1)) === JSON.stringify(expected);
 }
 
 describe('webhook events', () => {

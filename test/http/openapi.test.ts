@@ -3,7 +3,7 @@ import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { runInNewContext, Script } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRODUCTS } from '../../src/products/registry.ts';
-import { signatureHeader } from '../../src/signature.ts';
+import { signatureHeader, timestampedSignatureHeader } from '../../src/signature.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 
 /**
@@ -157,15 +157,19 @@ describe('/docs', () => {
     expect(init.body).toContain('politaSign');
     expect(() => new Script(init.body)).not.toThrow(); // the serialised interceptor is valid JavaScript
     expect(init.body).not.toContain('supportedSubmitMethods');
-    // The page's own copy of the document: the same, with the page's origin as the first server.
+    // The page's own copy of the document: the same, with PUBLIC_BASE_URL as its only server.
     const json = (await get(h, '/docs/json')).json();
-    expect(json.servers[0].url).toBe('http://localhost:80');
+    expect(json.servers).toEqual([{ url: 'http://polita.test', description: 'Sandbox' }]);
     expect(json.paths).toEqual((await openapi()).paths);
   });
 
   it("signs in the browser as a partner's code signs: the script's request is accepted", async () => {
+    for (const form of ['timestamped', 'spec'] as const) await signsLikeAPartner(form);
+  });
+
+  async function signsLikeAPartner(form: 'timestamped' | 'spec') {
     const script = (await get(h, '/docs/static/theme/try-it-out.js')).body;
-    const stored = JSON.stringify({ id: h.demo.id, secret: h.demo.secret });
+    const stored = JSON.stringify({ id: h.demo.id, secret: h.demo.secret, form });
     const window: Record<string, unknown> = { location: { href: 'http://polita.test/docs/' } };
     const sandbox = {
       window,
@@ -179,7 +183,14 @@ describe('/docs', () => {
     const sign = window.politaSign as (r: Doc) => Promise<Doc>;
     const body = JSON.stringify({ product: 'baggage', baggage_pcs: 2 });
     const request = await sign({ url: 'http://polita.test/v1/get-offers', body, headers: {} });
-    expect(request.headers['X-Hmac-Signature']).toBe(signatureHeader(h.demo.id, h.demo.secret, body));
+    if (form === 'spec') {
+      expect(request.headers['X-Hmac-Signature']).toBe(signatureHeader(h.demo.id, h.demo.secret, body));
+    } else {
+      const t = /,t=(\d+),/.exec(request.headers['X-Polita-Signature'] ?? '')?.[1];
+      expect(request.headers['X-Polita-Signature']).toBe(
+        timestampedSignatureHeader(h.demo.id, h.demo.secret, 'get-offers', body, Number(t)),
+      );
+    }
     const res = await h.service.app.inject({
       method: 'POST',
       url: '/v1/get-offers',
@@ -190,7 +201,7 @@ describe('/docs', () => {
     // Operator calls are left to the page's Authorize (bearer token).
     const admin = await sign({ url: 'http://polita.test/admin/settings', headers: {} });
     expect(admin.headers).toEqual({});
-  });
+  }
 
   it('outside the sandbox, documents the same API with Try it out disabled and no signing script', async () => {
     const prod = await startHarness({ env: { SANDBOX: 'false', ADMIN_TOKEN: 'p'.repeat(32) } });

@@ -151,12 +151,14 @@ describe('the per-partner rate limit', () => {
 });
 
 describe('failed authentications', () => {
-  it('from one address past AUTH_FAILURES_PER_MINUTE answer 429 to everything from it, for the minute', async () => {
+  it('from one address past AUTH_FAILURES_PER_MINUTE answer 429 to failing requests from it, for the minute', async () => {
     const p = await newPartner();
     const address = '203.0.113.7';
     for (let i = 0; i < 3; i++)
       expect((await call(a, p, { address, badSignature: true })).statusCode).toBe(403);
-    const refused = await call(a, p, { address });
+    // A correctly signed request from the same address is served all the same (decision 0046).
+    expect((await call(a, p, { address })).statusCode).toBe(200);
+    const refused = await call(a, p, { address, badSignature: true });
     expect(refused.statusCode).toBe(429);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(refused.json().message).toMatch(

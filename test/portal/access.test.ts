@@ -103,6 +103,13 @@ const ROWS: Row[] = [
   },
   {
     method: 'POST',
+    route: '/portal/developers/signatures',
+    url: () => '/portal/developers/signatures',
+    fields: () => ({ require: 'false' }),
+    expect: [303, 303, 403, 403],
+  },
+  {
+    method: 'POST',
     route: '/portal/developers/webhook',
     url: () => '/portal/developers/webhook',
     fields: (c) => ({ webhook_url: c.receiverUrl }),

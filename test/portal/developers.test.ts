@@ -148,3 +148,32 @@ describe('who may', () => {
     });
   });
 });
+
+describe('request signatures', () => {
+  it('switches the partner to timestamped signatures and back (decision 0045), in the audit log', async () => {
+    const page = await get(h, '/portal/developers', developer.cookie);
+    expect(page.body).toContain('timestamped signatures or X-Hmac-Signature');
+    const on = await post(h, '/portal/developers/signatures', developer.cookie, { require: 'true' });
+    expect(on.statusCode).toBe(303);
+    expect(on.headers.location).toBe('/portal/developers?done=timestamped-required#signatures');
+    expect((await h.admin('GET', `/admin/partners/${partner.id}`)).body.require_timestamped_signature).toBe(
+      true,
+    );
+    expect(await lastAudit()).toMatchObject({
+      action: 'partner.change',
+      after: { require_timestamped_signature: true },
+      role: 'developer',
+      via: 'portal',
+    });
+    const shown = await get(h, '/portal/developers?done=timestamped-required', developer.cookie);
+    expect(shown.body).toContain('timestamped signatures only');
+    const off = await post(h, '/portal/developers/signatures', developer.cookie, { require: 'false' });
+    expect(off.statusCode).toBe(303);
+    expect((await h.admin('GET', `/admin/partners/${partner.id}`)).body.require_timestamped_signature).toBe(
+      false,
+    );
+    expect(
+      (await post(h, '/portal/developers/signatures', developer.cookie, { require: 'maybe' })).statusCode,
+    ).toBe(400);
+  });
+});

@@ -36,7 +36,7 @@ const single = blocks
 
 /** Tools the documents show on purpose, which this test does not run. */
 const OUTSIDE_TOOLS =
-  /^(?:(?:createdb|pg_dump|pg_restore|psql|apt-get|runuser|openssl rand)\b|printf '%s\.' "\$T")/;
+  /^(?:(?:createdb|pg_dump|pg_restore|psql|apt-get|runuser|openssl rand)\b|printf '%s\.%s\.' "\$T" "\$EVENT_ID")/;
 /**
  * Commands that would reach a partner's webhook URL or need what this test does not set up (backup
  * and restore write and read files outside the repository; test/ops/backup.test.ts runs them).
@@ -140,8 +140,8 @@ describe('documented commands', () => {
     );
   });
 
-  it("docs/partner-guide.md: the shell check of a webhook's signature prints its v1", () => {
-    const line = single.find((s) => s.line.startsWith(`printf '%s.' "$T"`))?.line;
+  it("docs/partner-guide.md: the shell check of a webhook's signature prints its v2", () => {
+    const line = single.find((s) => s.line.startsWith(`printf '%s.%s.' "$T" "$EVENT_ID"`))?.line;
     expect(line, 'the partner guide shows how to check a delivery with openssl').toBeDefined();
     const dir = mkdtempSync(join(tmpdir(), 'polita-webhook-check-'));
     try {
@@ -150,12 +150,14 @@ describe('documented commands', () => {
       const T = '1764150000';
       const run = spawnSync('bash', ['-o', 'pipefail', '-c', line!], {
         cwd: dir,
-        env: { ...process.env, T, SECRET: h.demo.secret },
+        env: { ...process.env, T, EVENT_ID: 'evt_0123456789abcdef01234567', SECRET: h.demo.secret },
         encoding: 'utf8',
       });
       expect(run.status, run.stderr).toBe(0);
-      const v1 = createHmac('sha512', h.demo.secret).update(`${T}.${body}`).digest('hex');
-      expect(run.stdout.trim()).toBe(v1);
+      const v2 = createHmac('sha512', h.demo.secret)
+        .update(`${T}.evt_0123456789abcdef01234567.${body}`)
+        .digest('hex');
+      expect(run.stdout.trim()).toBe(v2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -78,12 +78,20 @@ it('the receiver without the SDK verifies a test event and refuses a tampered on
   await until('the test event', () => /test TST000000TST \(event evt_/.exec(receiver.output()));
 
   const t = Math.floor(Date.now() / 1000);
-  const signed = createHmac('sha512', h.demo.secret).update(`${t}.{"orderId":"X","status":"completed"}`);
+  const body = '{"orderId":"X","status":"completed"}';
+  const signed = createHmac('sha512', h.demo.secret).update(`${t}.evt_x.${body}`).digest('hex');
   const tampered = await fetch(url!, {
     method: 'POST',
-    headers: { 'x-polita-signature': `t=${t},v1=${signed.digest('hex')}`, 'x-polita-event-id': 'evt_x' },
+    headers: { 'x-polita-signature': `t=${t},v2=${signed}`, 'x-polita-event-id': 'evt_x' },
     body: '{"orderId":"Y","status":"completed"}',
   });
   expect(tampered.status).toBe(400);
-  await until('the refusal', () => /refused: no v1 signature matches/.exec(receiver.output()));
+  await until('the refusal', () => /refused: no v2 signature matches/.exec(receiver.output()));
+  // A genuine delivery replayed under a new event id (finding 8) is refused too.
+  const replayed = await fetch(url!, {
+    method: 'POST',
+    headers: { 'x-polita-signature': `t=${t},v2=${signed}`, 'x-polita-event-id': 'evt_y' },
+    body,
+  });
+  expect(replayed.status).toBe(400);
 });

@@ -62,12 +62,27 @@ const error = (status: number, message: string, headers: Record<string, string> 
 const ORDER = { id: 'IAI123456ABC', status: 'draft', description: 'RCA', price: 1512, currency: 'MDL' };
 
 describe('signing', () => {
-  it('signs exactly the bytes it sends, as <partner id>:<hex HMAC-SHA512>', async () => {
+  it('signs by default with the timestamped form: the time, the endpoint and the bytes it sends', async () => {
     const { client, seen } = await scripted(json(200, ORDER));
     await client().getOrder({ id: 'IAI123456ABC' });
     const [req] = seen;
     expect(req!.url).toBe('/v1/get-order');
+    expect(req!.headers['x-hmac-signature']).toBeUndefined();
+    const m = /^id=demo,t=(\d+),v1=([0-9a-f]{128})$/.exec(String(req!.headers['x-polita-signature']));
+    expect(m).not.toBeNull();
+    expect(Math.abs(Number(m![1]) - Date.now() / 1000)).toBeLessThan(5);
+    expect(m![2]).toBe(
+      createHmac('sha512', 's3cret').update(`${m![1]}.POST /v1/get-order.${req!.body}`).digest('hex'),
+    );
+  });
+
+  it('signs with the spec form, <partner id>:<hex HMAC-SHA512> of the bytes, when asked', async () => {
+    const { client, seen } = await scripted(json(200, ORDER));
+    await client({ signature: 'spec' }).getOrder({ id: 'IAI123456ABC' });
+    const [req] = seen;
+    expect(req!.url).toBe('/v1/get-order');
     expect(req!.headers['content-type']).toBe('application/json');
+    expect(req!.headers['x-polita-signature']).toBeUndefined();
     expect(req!.headers['x-hmac-signature']).toBe(
       `demo:${createHmac('sha512', 's3cret').update(req!.body).digest('hex')}`,
     );
@@ -90,7 +105,8 @@ describe('retries', () => {
     await expect(client().getOrder({ id: ORDER.id })).resolves.toEqual(ORDER);
     expect(seen).toHaveLength(2);
     expect(seen[1]!.body).toBe(seen[0]!.body);
-    expect(seen[1]!.headers['x-hmac-signature']).toBe(seen[0]!.headers['x-hmac-signature']);
+    // Signed again for the retry (a fresh t), over the same bytes.
+    expect(seen[1]!.headers['x-polita-signature']).toMatch(/^id=demo,t=\d+,v1=[0-9a-f]{128}$/);
   });
 
   it('retries a write with the same generated Idempotency-Key and the same bytes', async () => {

@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from '../../sdk/src/index.ts';
 
 /**
- * verifyWebhook against events signed here as decision 0015 describes the service's delivery:
- * X-Polita-Signature: t=<unix seconds>,v1=<hex HMAC-SHA512(secret, "<t>.<raw body>")>, one v1 per
- * valid secret during a rotation, newest first.
+ * verifyWebhook against events signed here as decisions 0015 and 0045 describe the service's
+ * delivery: X-Polita-Signature: t=<unix seconds>,v1=<hex HMAC-SHA512(secret, "<t>.<raw body>")>,
+ * v2=<hex HMAC-SHA512(secret, "<t>.<event id>.<raw body>")>, one of each per valid secret during a
+ * rotation, newest first.
  */
 const SECRET = 'new-secret';
 const OLD = 'old-secret';
@@ -16,11 +17,25 @@ const BODY = '{"orderId":"IAI123456ABC","status":"completed"}';
 const v1 = (secret: string, t: number, body: string | Buffer) =>
   createHmac('sha512', secret).update(`${t}.`).update(body).digest('hex');
 
-function signed(body: string | Buffer = BODY, secrets = [SECRET], t = T): Record<string, string> {
+const v2 = (secret: string, t: number, eventId: string, body: string | Buffer) =>
+  createHmac('sha512', secret).update(`${t}.${eventId}.`).update(body).digest('hex');
+
+function signed(
+  body: string | Buffer = BODY,
+  secrets = [SECRET],
+  t = T,
+  o: { v1Only?: boolean; eventId?: string } = {},
+): Record<string, string> {
+  const eventId = o.eventId ?? 'evt_1';
+  const parts = [
+    `t=${t}`,
+    ...secrets.map((s) => `v1=${v1(s, t, body)}`),
+    ...(o.v1Only ? [] : secrets.map((s) => `v2=${v2(s, t, eventId, body)}`)),
+  ];
   return {
-    'X-Polita-Event-Id': 'evt_1',
+    'X-Polita-Event-Id': eventId,
     'X-Polita-Timestamp': String(t),
-    'X-Polita-Signature': `t=${t},${secrets.map((s) => `v1=${v1(s, t, body)}`).join(',')}`,
+    'X-Polita-Signature': parts.join(','),
   };
 }
 
@@ -72,11 +87,11 @@ describe('verifyWebhook', () => {
   });
 
   it('refuses a wrong secret', () => {
-    refused({ secret: 'another' }, /No X-Polita-Signature v1 matches/);
+    refused({ secret: 'another' }, /No X-Polita-Signature v2 matches/);
   });
 
   it('refuses a tampered body', () => {
-    refused({ body: BODY.replace('completed', 'refunded') }, /No X-Polita-Signature v1 matches/);
+    refused({ body: BODY.replace('completed', 'refunded') }, /No X-Polita-Signature v2 matches/);
   });
 
   it('refuses a timestamp outside the tolerance, either way', () => {
@@ -91,7 +106,7 @@ describe('verifyWebhook', () => {
     const later = T + 1000;
     headers['X-Polita-Timestamp'] = String(later);
     headers['X-Polita-Signature'] = headers['X-Polita-Signature']!.replace(`t=${T}`, `t=${later}`);
-    refused({ headers, now: later * 1000 }, /No X-Polita-Signature v1 matches/);
+    refused({ headers, now: later * 1000 }, /No X-Polita-Signature v2 matches/);
   });
 
   it('during a rotation accepts either secret among several v1 values', () => {
@@ -99,7 +114,7 @@ describe('verifyWebhook', () => {
     expect(verify({ headers, secret: OLD }).orderId).toBe('IAI123456ABC');
     expect(verify({ headers, secret: SECRET }).orderId).toBe('IAI123456ABC');
     expect(verify({ headers: signed(BODY, [OLD]), secret: [SECRET, OLD] }).orderId).toBe('IAI123456ABC');
-    refused({ headers, secret: ['x', 'y'] }, /No X-Polita-Signature v1 matches/);
+    refused({ headers, secret: ['x', 'y'] }, /No X-Polita-Signature v2 matches/);
   });
 
   it('refuses missing headers', () => {
@@ -119,6 +134,7 @@ describe('verifyWebhook', () => {
       `t=${T},v1=abc`,
       `t=soon,v1=${v1(SECRET, T, BODY)}`,
       `t=${T},t=${T},${good.split(',')[1]}`,
+      `t=${T},v2=abc`,
     ]) {
       refused({ headers: { ...signed(), 'X-Polita-Signature': bad } }, /Malformed/);
     }
@@ -132,6 +148,24 @@ describe('verifyWebhook', () => {
     for (const body of ['not json', '{"orderId":"IAI123456ABC"}', '{"status":"completed"}', '[]', 'null']) {
       refused({ body, headers: signed(body) }, /not JSON|no orderId and status/);
     }
+  });
+
+  it('finding 8: refuses a capture replayed under a new X-Polita-Event-Id (v2 covers the id)', () => {
+    const headers = { ...signed(), 'X-Polita-Event-Id': 'evt_2' };
+    refused(
+      { headers, now: (T + 299) * 1000 },
+      /No X-Polita-Signature v2 matches the secret and X-Polita-Event-Id/,
+    );
+  });
+
+  it('requires v2 unless allowV1 is set, and then accepts v1 alone', () => {
+    const headers = signed(BODY, [SECRET], T, { v1Only: true });
+    refused({ headers }, /has no v2/);
+    expect(verify({ headers, allowV1: true }).orderId).toBe('IAI123456ABC');
+    // allowV1 still checks v1: a wrong secret or a tampered body is refused.
+    refused({ headers, allowV1: true, secret: 'another' }, /No X-Polita-Signature v2 or v1 matches/);
+    // A delivery with v2 is checked on v2 when allowV1 is set too.
+    expect(verify({ allowV1: true }).eventId).toBe('evt_1');
   });
 
   it('needs a secret', () => {

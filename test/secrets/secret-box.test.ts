@@ -83,10 +83,10 @@ describe('SECRET_KEY and SECRET_KEY_PREVIOUS', () => {
   });
 
   it('SECRET_KEY is required when SANDBOX=false', () => {
-    expect(() => loadConfig({ SANDBOX: 'false', ADMIN_TOKEN: 'x'.repeat(16) })).toThrow(
+    expect(() => loadConfig({ SANDBOX: 'false', ADMIN_TOKEN: 'x'.repeat(32) })).toThrow(
       'SECRET_KEY is required when SANDBOX=false',
     );
-    expect(loadConfig({ SANDBOX: 'false', ADMIN_TOKEN: 'x'.repeat(16), SECRET_KEY: hex }).secretKey).toBe(
+    expect(loadConfig({ SANDBOX: 'false', ADMIN_TOKEN: 'x'.repeat(32), SECRET_KEY: hex }).secretKey).toBe(
       hex,
     );
   });

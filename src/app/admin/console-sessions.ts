@@ -3,9 +3,13 @@ import { deleteIdleSessions, deleteSession } from '../../db/repos/sessions.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
 import { liveSession, randomId, SESSION_IDLE_MS, sessionKey } from '../browser-sessions.ts';
 import type { Services } from '../services.ts';
-import { asActor, audit, authenticateOperator, type Actor } from './operators.ts';
+import { ADMIN_TOKEN_ACTOR, asActor, audit, authenticateOperator, type Actor } from './operators.ts';
 
-/** Console sign-ins (decision 0019), on the sessions the portal's are also made of (browser-sessions.ts). */
+/**
+ * Console sign-ins (decision 0019), on the sessions the portal's are also made of
+ * (browser-sessions.ts). A session also ends when the token it was opened with is no longer that
+ * operator's: ADMIN_TOKEN changed, or the operator's token replaced (decision 0047).
+ */
 export interface ConsoleSession {
   actor: Omit<Actor, 'via'>;
   /**
@@ -34,6 +38,7 @@ export async function signIn(
       actorName: actor.name,
       role: actor.role,
       csrfToken: csrfSecret,
+      tokenSha256: tokenHash(token),
       at,
     });
     await asActor({ ...actor, via: 'console' }, () =>
@@ -43,17 +48,24 @@ export async function signIn(
   return { sessionId, session: { actor, csrfSecret } };
 }
 
-/** The live session behind a cookie value, or undefined (unknown, idle 12 h, operator disabled). */
+/**
+ * The live session behind a cookie value, or undefined (unknown, idle 12 h, operator disabled, or
+ * its token no longer the operator's).
+ */
 export async function sessionFor(
   svc: Services,
   sessionId: string | undefined,
+  adminToken: string,
 ): Promise<ConsoleSession | undefined> {
   const row = await liveSession(
     svc,
     'console_sessions',
     sessionId,
     (idSha256, idleSince) => findLiveSession(svc.db, idSha256, idleSince),
-    (r) => r.operator_disabled,
+    (r) =>
+      r.operator_disabled ||
+      r.token_sha256 === null ||
+      r.token_sha256 !== (r.actor === ADMIN_TOKEN_ACTOR.id ? tokenHash(adminToken) : r.operator_token_sha256),
   );
   if (!row) return undefined;
   return {

@@ -1,7 +1,8 @@
 import { badRequest, notFound } from '../../domain/errors.ts';
 import { partnerExists } from '../../db/repos/partners.ts';
 import { book, lockWallet } from '../../db/repos/wallets.ts';
-import { baniToMdl, mdlToBani } from '../../domain/money.ts';
+import { baniToMdl, formatAmount, mdlToBani } from '../../domain/money.ts';
+import { MAX_CREDIT_BANI, MAX_SUB_WALLET_BANI } from '../../domain/wallet.ts';
 import type { SubWallet } from '../../db/schema.ts';
 import type { Services } from '../services.ts';
 import { balanceView } from '../wallet-view.ts';
@@ -9,24 +10,31 @@ import { audit } from './operators.ts';
 
 /**
  * The operator's credit as the API and the command line take it: an amount in MDL (greater than 0,
- * at most 2 decimals) to a partner that exists ("Partner not found" otherwise).
+ * at most 2 decimals, at most 10 000 000.00) to a partner that exists ("Partner not found" otherwise).
  */
 export async function creditPartnerWallet(
   svc: Services,
   input: { partnerId: string; wallet: SubWallet; amount: number; reference: string; actor: string },
 ) {
+  // Past the limit the limit is the reason, whatever its decimals.
+  if (input.amount > MAX_CREDIT_BANI / 100) throw badRequest(OVER_CREDIT);
   const amountBani = mdlToBani(input.amount);
   if (amountBani === null || amountBani <= 0) {
     throw badRequest('amount must be greater than 0 with at most 2 decimals');
   }
+  if (amountBani > MAX_CREDIT_BANI) throw badRequest(OVER_CREDIT);
   if (!(await partnerExists(svc.db, input.partnerId))) throw notFound('Partner not found');
   const { amount: _mdl, ...rest } = input;
   return creditWallet(svc, { ...rest, amountBani });
 }
 
+const OVER_CREDIT = `amount must be at most ${formatAmount(MAX_CREDIT_BANI, 'MDL')} in one credit`;
+
 /**
  * An operator credit (a wire transfer lands in `online`). The reference makes it idempotent:
- * crediting again with the same reference changes nothing and answers the current balance.
+ * crediting again with the same reference changes nothing and answers the current balance. A
+ * credit is at most 10 000 000.00 MDL, and one that would take the sub-wallet past
+ * 1 000 000 000.00 MDL is refused, changing nothing (decision 0048): balances stay exact integers.
  */
 export async function creditWallet(
   svc: Services,
@@ -35,10 +43,16 @@ export async function creditWallet(
   if (!Number.isSafeInteger(input.amountBani) || input.amountBani <= 0) {
     throw badRequest('amount must be greater than 0 with at most 2 decimals');
   }
+  if (input.amountBani > MAX_CREDIT_BANI) throw badRequest(OVER_CREDIT);
   const now = await svc.clock.now();
   return svc.db.transaction().execute(async (trx) => {
     const wallet = await lockWallet(trx, input.partnerId);
     if (!wallet) throw notFound(`Partner ${input.partnerId} has no wallet`);
+    if (wallet[input.wallet] + input.amountBani > MAX_SUB_WALLET_BANI) {
+      throw badRequest(
+        `This credit would take the ${input.wallet} wallet past ${formatAmount(MAX_SUB_WALLET_BANI, 'MDL')}, the most a sub-wallet holds: nothing was credited`,
+      );
+    }
     const after = await book(trx, wallet, {
       partnerId: input.partnerId,
       wallet: input.wallet,

@@ -105,6 +105,31 @@ export async function audit(
   });
 }
 
+/**
+ * A wrong operator token, in the audit log (decision 0046): who tried from where and on what, never
+ * the token. `limitedAt`: the address is past its limit, which this one entry a minute says.
+ */
+export async function auditFailedOperatorAuth(
+  svc: Services,
+  f: { address: string; route: string; method: string; via: 'api' | 'console'; limitedAt?: number },
+): Promise<void> {
+  await insertAudit(svc.db, {
+    at: new Date(),
+    actor: 'unauthenticated',
+    role: 'none',
+    via: f.via,
+    action: f.limitedAt === undefined ? 'operator.auth_failed' : 'operator.auth_limited',
+    target: f.address,
+    before: null,
+    after: {
+      address: f.address,
+      route: f.route,
+      method: f.method,
+      ...(f.limitedAt === undefined ? {} : { per_minute: f.limitedAt }),
+    },
+  });
+}
+
 const operatorView = (o: OperatorRow) => ({
   id: o.id,
   name: o.name,

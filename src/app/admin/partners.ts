@@ -25,6 +25,7 @@ export function partnerView(
     disabled: boolean;
     margin_bp: number;
     rate_limit_per_minute: number | null;
+    require_timestamped_signature: boolean;
     webhook_events: WebhookEventStatus[];
   },
   wallet: boolean,
@@ -40,6 +41,7 @@ export function partnerView(
     margin_bp: p.margin_bp,
     // The limit in force: the partner's own, or the service's RATE_LIMIT_PER_MINUTE.
     rate_limit_per_minute: p.rate_limit_per_minute ?? defaultRateLimit,
+    require_timestamped_signature: p.require_timestamped_signature,
   };
 }
 
@@ -52,6 +54,7 @@ export async function createPartner(
     wallet?: boolean;
     margin_bp?: number;
     rate_limit_per_minute?: number | null;
+    require_timestamped_signature?: boolean;
     webhook_events?: WebhookEventStatus[];
   },
 ) {
@@ -67,6 +70,7 @@ export async function createPartner(
     webhook_url: input.webhook_url ?? null,
     webhook_events: webhookEvents,
     wallet,
+    require_timestamped_signature: input.require_timestamped_signature ?? false,
   };
   await svc.db.transaction().execute(async (trx) => {
     if (await partnerExists(trx, id)) throw badRequest(`Partner ${id} already exists`);
@@ -78,6 +82,7 @@ export async function createPartner(
         webhook_url: input.webhook_url ?? null,
         margin_bp: input.margin_bp ?? 0,
         rate_limit_per_minute: input.rate_limit_per_minute ?? null,
+        require_timestamped_signature: created.require_timestamped_signature,
         webhook_events: webhookEvents,
         secret,
         at,

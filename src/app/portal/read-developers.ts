@@ -22,6 +22,7 @@ export async function readDevelopers(svc: Services, user: PortalUser) {
     valid_secrets: partner.secrets.length,
     // The previous secret's end, by the real clock (decision 0040).
     previous_secret_until: partner.secretsChangeAt ? isoLocal(partner.secretsChangeAt.getTime()) : null,
+    require_timestamped_signature: partner.require_timestamped_signature,
     webhook_url: partner.webhook_url,
     webhook_events: partner.webhook_events,
     deliveries: deliveries.map((d) => ({

@@ -13,6 +13,8 @@ export async function insertSession(
     actorName: string;
     role: OperatorRole;
     csrfToken: string;
+    /** SHA-256 of the token the session was opened with. */
+    tokenSha256: string;
     at: Date;
   },
 ): Promise<void> {
@@ -24,6 +26,7 @@ export async function insertSession(
       actor_name: s.actorName,
       role: s.role,
       csrf_token: s.csrfToken,
+      token_sha256: s.tokenSha256,
       created_at: s.at,
       last_seen_at: s.at,
     })
@@ -32,22 +35,29 @@ export async function insertSession(
 
 /**
  * A session seen since `idleSince`, with whether its operator has been disabled since (the service's
- * own admin token has no operator row, and is never disabled).
+ * own admin token has no operator row, and is never disabled) and the SHA-256 of the operator's
+ * token now (null for the admin token, whose hash the caller knows).
  */
 export async function findLiveSession(
   db: Conn,
   idSha256: string,
   idleSince: Date,
-): Promise<(ConsoleSessionRow & { operator_disabled: boolean }) | undefined> {
+): Promise<
+  (ConsoleSessionRow & { operator_disabled: boolean; operator_token_sha256: string | null }) | undefined
+> {
   const row = await db
     .selectFrom('console_sessions as s')
     .leftJoin('operators as o', 'o.id', 's.actor')
     .selectAll('s')
-    .select('o.disabled_at as operator_disabled_at')
+    .select(['o.disabled_at as operator_disabled_at', 'o.token_sha256 as operator_token_sha256'])
     .where('s.id_sha256', '=', idSha256)
     .where('s.last_seen_at', '>=', idleSince)
     .executeTakeFirst();
   if (!row) return undefined;
-  const { operator_disabled_at, ...session } = row;
-  return { ...session, operator_disabled: operator_disabled_at !== null };
+  const { operator_disabled_at, operator_token_sha256, ...session } = row;
+  return {
+    ...session,
+    operator_disabled: operator_disabled_at !== null,
+    operator_token_sha256: operator_token_sha256 ?? null,
+  };
 }

@@ -242,6 +242,19 @@ export async function findDocument(db: Conn, token: string): Promise<Uint8Array 
   return row?.pdf;
 }
 
+/** A document with the status of its order (a refunded order's policy is cancelled). */
+export async function findDocumentAndStatus(
+  db: Conn,
+  token: string,
+): Promise<{ pdf: Uint8Array; status: OrderStatus } | undefined> {
+  return db
+    .selectFrom('documents as d')
+    .innerJoin('orders as o', 'o.id', 'd.order_id')
+    .select(['d.pdf', 'o.status'])
+    .where('d.token', '=', token)
+    .executeTakeFirst();
+}
+
 /** Drafts whose expiry instant has passed, persisted as expired; returns them. */
 export async function expireDrafts(
   trx: Transaction<DB>,

@@ -94,6 +94,7 @@ export async function insertPartner(
     webhook_url: string | null;
     margin_bp?: number;
     rate_limit_per_minute?: number | null;
+    require_timestamped_signature?: boolean;
     webhook_events?: WebhookEventStatus[];
     secret: string;
     at: Date;
@@ -108,6 +109,7 @@ export async function insertPartner(
       webhook_url: p.webhook_url,
       margin_bp: p.margin_bp ?? 0,
       rate_limit_per_minute: p.rate_limit_per_minute ?? null,
+      require_timestamped_signature: p.require_timestamped_signature ?? false,
       ...(p.webhook_events ? { webhook_events: p.webhook_events } : {}),
       created_at: p.at,
       updated_at: p.at,
@@ -249,6 +251,7 @@ export interface PartnerPatch {
   disabled?: boolean;
   margin_bp?: number;
   rate_limit_per_minute?: number | null;
+  require_timestamped_signature?: boolean;
   webhook_events?: WebhookEventStatus[];
 }
 

@@ -1,0 +1,17 @@
+import { changePartner } from '../admin/partners.ts';
+import type { Services } from '../services.ts';
+import { asUser } from './actor.ts';
+import { requireArea, type PortalUser } from './roles.ts';
+
+/**
+ * Switches the user's partner to timestamped request signatures, or back to accepting the spec's
+ * X-Hmac-Signature alone (decision 0045). The operator's change, made by an owner or a developer.
+ */
+export async function setTimestampedSignatures(
+  svc: Services,
+  user: PortalUser,
+  required: boolean,
+): Promise<void> {
+  requireArea(user, 'developers');
+  await asUser(user, () => changePartner(svc, user.partnerId, { require_timestamped_signature: required }));
+}
