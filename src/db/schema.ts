@@ -19,7 +19,7 @@ export interface PartnersTable {
   margin_bp: ColumnType<number, number | undefined, number>;
   /** Requests a minute on /v1; null: RATE_LIMIT_PER_MINUTE. */
   rate_limit_per_minute: ColumnType<number | null, number | null | undefined, number | null>;
-  /** The spec's X-Hmac-Signature alone is refused (migration 17, decision 0045). */
+  /** The spec's X-Hmac-Signature alone is refused (migration 18, decision 0045). */
   require_timestamped_signature: ColumnType<boolean, boolean | undefined, boolean>;
   /** Statuses whose events the webhook receives; always holds completed. */
   webhook_events: ColumnType<WebhookEventStatus[], WebhookEventStatus[] | undefined, WebhookEventStatus[]>;
@@ -180,7 +180,7 @@ export interface ConsoleSessionsTable {
   last_seen_at: Timestamp;
   /** The operator's name at sign-in, for display (migration 11). */
   actor_name: ColumnType<string, string | undefined, string>;
-  /** SHA-256 of the token the session was opened with (migration 17); null: opened before it. */
+  /** SHA-256 of the token the session was opened with (migration 18); null: opened before it. */
   token_sha256: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
