@@ -193,7 +193,9 @@ const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
       400: error(
         'A field failing the schema (named in `message`), a body that is not JSON or, on get-offers and the wallet, a product or wallet rule (the reason in `error`)',
       ),
-      401: error('The X-Hmac-Signature header is missing'),
+      401: error(
+        'No signature header; or the X-Polita-Signature timestamp is more than 300 s from the service clock; or X-Hmac-Signature alone for a partner switched to timestamped signatures',
+      ),
       403: error(
         wallet
           ? 'The signature is invalid, the partner has no wallet, or balance spending is disabled'
@@ -429,8 +431,22 @@ curl -s "$BASE_URL/v1/get-offers" -H 'Content-Type: application/json' \\
   -H "X-Hmac-Signature: $PARTNER_ID:$SIG" --data-binary "$BODY"
 \`\`\`
 
-Webhooks (\`{"orderId": "...", "status": "completed"}\`) carry the same header over their raw body; verify
-it before trusting one, and poll \`get-order\` as the source of truth.
+The timestamped form is recommended, because a captured request signed as above can be replayed at any time
+and against any endpoint taking the same body: \`X-Polita-Signature: id=<partner id>,t=<Unix seconds>,v1=<hex
+HMAC-SHA512(secret, "<t>.POST /v1/<endpoint>.<body>")>\`. When present it is the header checked; a \`t\` more
+than 300 s from the service clock answers 401. A partner switched to it (by the operator, or on the portal's
+Developers page) is refused with 401 when it sends \`X-Hmac-Signature\` alone. In the sandbox, the signing panel of /docs offers
+both forms.
+
+\`\`\`js
+const t = Math.floor(Date.now() / 1000);
+const v1 = createHmac('sha512', secret).update(\`\${t}.POST /v1/get-offers.\${body}\`).digest('hex');
+// headers: { 'X-Polita-Signature': \`id=\${partnerId},t=\${t},v1=\${v1}\` }
+\`\`\`
+
+Webhooks (\`{"orderId": "...", "status": "completed"}\`) carry \`X-Hmac-Signature\` over their raw body and
+\`X-Polita-Signature: t=…,v1=…,v2=…\`, where \`v2\` also covers the \`X-Polita-Event-Id\`; verify it before
+trusting one, and poll \`get-order\` as the source of truth.
 
 create-order, confirm-order and pay-order-from-balance accept an optional \`Idempotency-Key\` header: a retry
 with the same key and body gets the first answer again and changes nothing.

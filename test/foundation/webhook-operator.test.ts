@@ -197,6 +197,7 @@ describe('operator API', () => {
       webhook_url: null,
       webhook_events: ['completed'],
       wallet: true,
+      require_timestamped_signature: false,
     });
     const b = await h.admin('POST', '/admin/partners', {
       name: 'Agent B',

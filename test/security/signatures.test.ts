@@ -237,3 +237,47 @@ describe('a fuzz of the timestamped header answers only 401 or 403', () => {
     }
   });
 });
+
+describe('the switch in the console', () => {
+  it('requires timestamped signatures from the partner page, and accepts the spec header again', async () => {
+    const p = await h.newPartner();
+    const signIn = await h.service.app.inject({
+      method: 'POST',
+      url: '/console/sign-in',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ token: h.adminToken }).toString(),
+    });
+    const session = `polita_console=${signIn.cookies.find((c) => c.name === 'polita_console')!.value}`;
+    const page = await h.service.app.inject({
+      method: 'GET',
+      url: `/console/partners/${p.id}`,
+      headers: { cookie: session },
+    });
+    expect(page.body).toContain('Require timestamped signatures');
+    const csrfCookie = page.cookies.find((c) => c.name === 'polita_csrf')!;
+    const cookie = `${session}; polita_csrf=${csrfCookie.value}`;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const post = (action: string) =>
+      h.service.app.inject({
+        method: 'POST',
+        url: `/console/partners/${p.id}/${action}`,
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ _csrf: csrf }).toString(),
+      });
+    const on = await post('timestamped-required');
+    expect(on.statusCode).toBe(303);
+    expect(on.headers.location).toBe(`/console/partners/${p.id}?done=timestamped-required`);
+    const body = '{}';
+    const spec = { 'x-hmac-signature': signatureHeader(p.id, p.secret, body) };
+    expect((await send('get-balance', body, spec)).status).toBe(401);
+    const shown = await h.service.app.inject({
+      method: 'GET',
+      url: on.headers.location!,
+      headers: { cookie },
+    });
+    expect(shown.body).toContain('timestamped only (X-Polita-Signature)');
+    expect(shown.body).toContain('Accept X-Hmac-Signature again');
+    expect((await post('timestamped-optional')).statusCode).toBe(303);
+    expect((await send('get-balance', body, spec)).status).toBe(200);
+  });
+});
