@@ -72,6 +72,16 @@ async function consoleSession(p: Polita): Promise<string> {
     .join('; ');
 }
 
+/** The refused requests are counted for the 5xx alert, and the database is up again. */
+async function expectCounted(p: Polita) {
+  const text = await (
+    await fetch(`${p.url}/metrics`, { headers: { authorization: `Bearer ${DRILL_ADMIN_TOKEN}` } })
+  ).text();
+  expect(text).toMatch(/^polita_database_up 1$/m);
+  const refused = /^polita_http_errors_total\{kind="database_unavailable"\} (\d+)$/m.exec(text)?.[1];
+  expect(Number(refused)).toBeGreaterThan(0);
+}
+
 function expectRecovered(r: DrillResult, what: string) {
   console.log(`${what}: ${JSON.stringify(r)}`);
   expect(r.unexpected, 'answers other than a success or the temporary 500').toEqual([]);
@@ -126,6 +136,7 @@ describe.skipIf(onServer)('the database goes away under a payment load', () => {
     expect(seen?.metrics).toEqual([200, '0']);
     expect(p.output()).toMatch(/the embedded PostgreSQL \(pid \d+\) exited \(SIGKILL\); starting it again/);
     expectQuietLog(p);
+    await expectCounted(p);
     expect(p.child.exitCode, 'the service was not restarted').toBeNull();
 
     const books = await reconcile({ DATA_DIR: dir });
@@ -172,6 +183,7 @@ describe.skipIf(onServer)('the database goes away under a payment load', () => {
       expect(seen?.console.slice(0, 2)).toEqual([503, '5']);
       expect(seen?.metrics).toEqual([200, '0']);
       expectQuietLog(p);
+      await expectCounted(p);
       // The temporary answer was not stored as the key's answer: the retry runs the request.
       expect(keyed?.status).toBe(500);
       expect(keyed?.headers.get('retry-after')).toBe('5');
