@@ -38,6 +38,8 @@ export const NOTICES: ReadonlyMap<string, string> = new Map([
   ['webhook-saved', 'The webhook settings are saved.'],
   ['retired', 'The old secret is retired: only the newest works now.'],
   ['disabled', 'The user is disabled, and signed out everywhere.'],
+  ['paid', 'Paid from the wallet.'],
+  ['payment-recorded', 'The payment is recorded.'],
 ]);
 
 export const notice = (done: unknown): string | undefined =>
