@@ -25,6 +25,8 @@ export interface Field {
   help?: string;
   /** Required, and so are the groups it is in: the browser may insist on it. */
   required: boolean;
+  /** Its group (or the request) may leave it out. */
+  optional: boolean;
   kind: 'text' | 'date' | 'number' | 'select' | 'multi' | 'group' | 'list';
   options?: readonly Choice[];
   step?: string;
@@ -99,15 +101,19 @@ export function fieldsOf(
   const walk = (s: Json, prefix: string, required: boolean): Field[] =>
     props(s)
       .filter(([name]) => !o.skip?.has(prefix + name))
-      .map(([name, child]) => field(child, prefix + name, required && requiredOf(s).includes(name)));
+      .map(([name, child]) => {
+        const own = requiredOf(s).includes(name);
+        return field(child, prefix + name, required && own, !own);
+      });
 
-  const field = (s: Json, key: string, required: boolean): Field => {
+  const field = (s: Json, key: string, required: boolean, optional = false): Field => {
     const base = {
       key,
       name: `f.${key}`,
       id: `f-${key.replaceAll('.', '-').replaceAll(':', '-')}`,
       label: labelOf(pathOf(key)),
       required,
+      optional,
       value: o.values.get(key) ?? '',
       ...(o.errors?.has(key) ? { error: o.errors.get(key)! } : {}),
     };
@@ -124,7 +130,7 @@ export function fieldsOf(
       const maxRows = (s.maxItems as number | undefined) ?? 20;
       const n = Math.min(maxRows, Math.max(minRows, o.rows.get(key) ?? minRows));
       const children = Array.from({ length: n }, (_, i) => {
-        const row = field(items, `${key}.${i}`, required && i < minRows);
+        const row = field(items, `${key}.${i}`, required && i < minRows, i >= minRows);
         return { ...row, label: `${labelOf(`${pathOf(key)}[]`)} ${i + 1}` };
       });
       return {
