@@ -95,3 +95,155 @@ describe('every product’s form', () => {
     });
   }
 });
+
+/** Quote → choose the first offer whose row matches `offer` → the create-order form's page. */
+async function choose(product: string, quoteFields: Record<string, string>, offer: RegExp) {
+  const offers = await post(h, '/portal/sell/offers', cashier.cookie, { product, ...quoteFields });
+  expect(offers.statusCode, offers.body).toBe(200);
+  const row = offers.body.split('<tr>').find((r) => offer.test(r));
+  expect(row, `no offer matching ${String(offer)}`).toBeDefined();
+  const quote = hidden(row!, 'quote')!;
+  const chosen = hidden(row!, 'offer')!;
+  const form = await post(h, '/portal/sell/order', cashier.cookie, { product, quote, offer: chosen });
+  expect(form.statusCode).toBe(200);
+  return { body: form.body, fields: { product, quote, offer: chosen, token: hidden(form.body, 'token')! } };
+}
+
+/** What a form page sends back as it is: its hidden and filled inputs (not its buttons). */
+function inputsOf(body: string): Record<string, string | string[]> {
+  const main = body.slice(body.indexOf('action="/portal/sell/orders"'));
+  const out: Record<string, string | string[]> = {};
+  for (const m of main.matchAll(/<input ([^>]*)>/g)) {
+    const name = /name="([^"]+)"/.exec(m[1]!)?.[1];
+    const value = /value="([^"]*)"/.exec(m[1]!)?.[1];
+    if (!name || name === '_csrf' || value === undefined) continue;
+    const v = value.replaceAll('&quot;', '"').replaceAll('&amp;', '&').replaceAll('&#39;', "'");
+    const prior = out[name];
+    out[name] = prior === undefined ? v : [prior].flat().concat(v);
+  }
+  return out;
+}
+
+describe('the steps', () => {
+  it('fills in what the offer and the quote decided, so only the rest is asked', async () => {
+    const { body, fields } = await choose(
+      'rca',
+      { 'f.vehicle': '100000001', 'f.duration': '365', 'f.idnx': '2003000000016' },
+      /Moldasig/,
+    );
+    // Chosen: shown and sent back as they are; not asked again.
+    expect(body).toContain('name="f.insurance_company" value="moldasig"');
+    expect(body).toContain('name="f.vehicle" value="100000001"');
+    expect(body).not.toContain('id="f-vehicle"');
+    // The start date is asked, filled with the offer's first day.
+    expect(body).toMatch(/id="f-start_date" name="f.start_date" type="date" value="\d{4}-\d\d-\d\d"/);
+    const created = await post(h, '/portal/sell/orders', cashier.cookie, {
+      ...inputsOf(body),
+      ...fields,
+      'c.phone': '+37369000111',
+    });
+    expect(created.statusCode, created.body).toBe(303);
+  });
+
+  it('adds and removes travellers without JavaScript, keeping what was typed', async () => {
+    const base = { product: 'medical', 'f.persons.0': '1990-05-10', '_rows.persons': '1' };
+    const added = await post(h, '/portal/sell/offers', cashier.cookie, { ...base, _add: 'persons' });
+    expect(added.statusCode).toBe(200);
+    expect(added.body).toContain('name="_rows.persons" value="2"');
+    expect(added.body).toContain('name="f.persons.0" type="date" value="1990-05-10"');
+    expect(added.body).toContain('name="f.persons.1" type="date" value=""');
+    expect(added.body).toContain('>Remove traveller 2</button>');
+    const removed = await post(h, '/portal/sell/offers', cashier.cookie, {
+      product: 'medical',
+      'f.persons.0': '1990-05-10',
+      'f.persons.1': '2015-03-01',
+      '_rows.persons': '2',
+      _remove: 'persons.0',
+    });
+    expect(removed.body).toContain('name="_rows.persons" value="1"');
+    expect(removed.body).toContain('name="f.persons.0" type="date" value="2015-03-01"');
+    expect(removed.body).not.toContain('name="f.persons.1"');
+  });
+
+  it('shows a schema’s refusal beside its field, in the API’s words', async () => {
+    const res = await post(h, '/portal/sell/offers', cashier.cookie, {
+      product: 'rca',
+      'f.vehicle': '12345',
+      'f.duration': '365',
+      'f.idnx': '2003000000016',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain(
+      '<span class="field-error" id="f-vehicle-error">vehicle must match pattern &quot;^[0-9]{9}$&quot;</span>',
+    );
+    expect(res.body).toMatch(/id="f-vehicle"[^>]*aria-invalid="true"/);
+  });
+
+  it('shows a rule’s refusal beside its field, and an unknown vehicle beside the vehicle', async () => {
+    const bad = await post(h, '/portal/sell/offers', cashier.cookie, {
+      product: 'rca',
+      'f.vehicle': '100000001',
+      'f.duration': '365',
+      'f.idnx': '2003000000017',
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toMatch(/id="f-idnx-error">idnx [^<]+<\/span>/);
+    const unknown = await post(h, '/portal/sell/offers', cashier.cookie, {
+      product: 'rca',
+      'f.vehicle': '999999999',
+      'f.duration': '365',
+      'f.idnx': '2003000000016',
+    });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.body).toContain('id="f-vehicle-error">Vehicle not found</span>');
+  });
+});
+
+describe('the Romanian vignette on the sandbox clock', () => {
+  afterAll(async () => h.setClock(null));
+
+  const sell = async (iso: string) => {
+    await h.setClock(iso);
+    const { body, fields } = await choose('vignette:ro', { 'f.vehicle': '100000001' }, /30 zile/);
+    const created = await post(h, '/portal/sell/orders', cashier.cookie, {
+      ...inputsOf(body),
+      ...fields,
+      'c.phone': '+37369000111',
+    });
+    expect(created.statusCode, created.body).toBe(303);
+    return created.headers.location as string;
+  };
+  const record = (page: string, n: string) =>
+    post(h, `${page}/payment`, cashier.cookie, { receipt_id: `RRN-${n}`, transaction_id: `TX-${n}` });
+
+  it('sells under the old tariff and under the new one', async () => {
+    for (const [iso, n] of [
+      ['2026-09-20T12:00:00+03:00', '1'],
+      ['2026-10-05T12:00:00+03:00', '2'],
+    ] as const) {
+      const page = await sell(iso);
+      const paid = await record(page, n);
+      expect(paid.statusCode, paid.body).toBe(303);
+      expect(paid.headers.location).toBe(`${page}?done=payment-recorded`);
+    }
+  });
+
+  it('refuses a payment after the tariff switch above the form, without the [API] prefix', async () => {
+    const page = await sell('2026-09-30T23:50:00+03:00');
+    await h.setClock('2026-10-01T00:05:00+03:00');
+    const res = await record(page, '3');
+    expect(res.statusCode).toBe(400);
+    const id = page.split('/').at(-1)!;
+    expect(res.body).toContain(
+      `<p class="error" role="alert">Order ${id}: The RO vignette price on this order is no longer valid (the vignette tariff system changed); create a new order</p>`,
+    );
+    expect(res.body).not.toContain('[API]');
+    // Nothing changed.
+    const row = await h.service.svc.db
+      .selectFrom('orders')
+      .where('id', '=', id)
+      .select(['status', 'payment'])
+      .executeTakeFirst();
+    expect(row).toEqual({ status: 'draft', payment: null });
+  });
+});
