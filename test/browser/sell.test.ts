@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser, screenshot, watchedPage } from '../support/browser.ts';
+import { PRODUCT_MODULES } from '../../src/products/registry.ts';
 import { startHarness, type Creds, type Harness } from '../support/harness.ts';
 import { extractPdfText } from '../support/pdf-text.ts';
 
@@ -76,8 +77,11 @@ async function accessible(page: Page): Promise<void> {
 
 /** Chooses a product and waits for its form. */
 async function product(page: Page, code: string): Promise<void> {
-  await page.getByLabel('Product').selectOption(code);
-  await page.getByRole('button', { name: 'Continue' }).click();
+  // htmx fetches the product's form as soon as it is chosen (without JavaScript: Continue).
+  await Promise.all([
+    page.waitForResponse((r) => r.url().startsWith(`${base}/portal/sell?product=`)),
+    page.getByLabel('Product').selectOption(code),
+  ]);
   await page.getByRole('button', { name: 'Get offers' }).waitFor();
 }
 
@@ -255,5 +259,19 @@ it('makes one order and one payment of a form sent twice at once', async () => {
   const paid = await submitTwice(page, 'Pay from wallet');
   expect(paid).toEqual([created[0], created[0]]);
   expect(await counts()).toEqual({ orders: before.orders + 1, payments: before.payments + 1 });
+  expect(errors).toEqual([]);
+});
+
+it('has no WCAG 2.1 A/AA violation on any product’s form, nor after a row is added', async () => {
+  const { page, errors } = await desk();
+  for (const m of PRODUCT_MODULES) {
+    await page.goto(`${base}/portal/sell?product=${encodeURIComponent(m.product)}`);
+    await accessible(page);
+  }
+  // Medical's travellers: a row more, without leaving the page's rules.
+  await page.goto(`${base}/portal/sell?product=medical`);
+  await page.getByRole('button', { name: 'Add traveller' }).click();
+  await page.getByRole('button', { name: 'Remove traveller 2' }).waitFor();
+  await accessible(page);
   expect(errors).toEqual([]);
 });
