@@ -12,8 +12,8 @@ import { extractPdfText } from '../support/pdf-text.ts';
  * 0061-sales-desk-idempotency.md): an RCA sold and paid from the wallet to its downloaded policy, a
  * Romanian vignette sold with a payment the cashier recorded, a road-tax sale offered no wallet
  * payment, a refused rule shown beside its field, and double clicks on Create order and Pay from
- * wallet making one order and one payment. axe-core finds no WCAG 2.1 A/AA violation on any page of
- * the desk. Screenshots go to docs/screenshots with UPDATE_SCREENSHOTS=1 (the partner guide shows them).
+ * wallet making one order and one payment, and a sale with JavaScript off. axe-core finds no WCAG 2.1
+ * A/AA violation on any page of the desk. Screenshots go to docs/screenshots with UPDATE_SCREENSHOTS=1 (the partner guide shows them).
  */
 let h: Harness;
 let browser: Browser;
@@ -274,4 +274,43 @@ it('has no WCAG 2.1 A/AA violation on any product’s form, nor after a row is a
   await page.getByRole('button', { name: 'Remove traveller 2' }).waitFor();
   await accessible(page);
   expect(errors).toEqual([]);
+});
+
+it('sells without JavaScript: a baggage insurance with two flights, paid at the counter', async () => {
+  const page = await browser.newPage({ javaScriptEnabled: false, viewport: { width: 1366, height: 768 } });
+  try {
+    await page.goto(`${base}/portal/sign-in`);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/portal/sell`);
+    await page.getByLabel('Product').selectOption('baggage');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByLabel('Checked baggage pieces').fill('2');
+    await page.getByRole('button', { name: 'Get offers' }).click();
+    await heading(page, 'Offers');
+    await page.getByRole('button', { name: /^Choose .*Moldasig/ }).click();
+    await heading(page, 'Create order');
+    await page.getByLabel('Flight number 1').fill('FR1234');
+    await page.getByRole('button', { name: 'Add flight number' }).click();
+    await page.getByLabel('Flight number 2').fill('9U123');
+    await expect.poll(() => page.getByLabel('Flight number 1').inputValue()).toBe('FR1234');
+    await page.getByLabel('IDNP', { exact: true }).fill('2005123456783');
+    await page.getByLabel('Policyholder’s full name').fill('Elena Munteanu');
+    await customer(page);
+    await page.getByRole('button', { name: 'Create order' }).click();
+    await page.waitForURL(ORDER_PAGE);
+    await page.getByLabel('Receipt id').fill('RRN-000452');
+    await page.getByLabel('Transaction id').fill('TX-88121');
+    await page.getByRole('button', { name: 'Record payment' }).click();
+    await page.waitForURL(/\?done=payment-recorded$/);
+    const download = page.getByRole('link', { name: 'Download policy' });
+    for (let i = 0; i < 50 && (await download.count()) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      await page.getByRole('link', { name: 'Refresh' }).click();
+    }
+    expect(await download.count()).toBe(1);
+  } finally {
+    await page.close();
+  }
 });
