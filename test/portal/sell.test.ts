@@ -225,6 +225,16 @@ describe('the Romanian vignette on the sandbox clock', () => {
       const paid = await record(page, n);
       expect(paid.statusCode, paid.body).toBe(303);
       expect(paid.headers.location).toBe(`${page}?done=payment-recorded`);
+      const audited = await h.service.svc.db
+        .selectFrom('audit_log')
+        .where('target', '=', page.split('/').at(-1)!)
+        .select(['action', 'actor'])
+        .orderBy('id')
+        .execute();
+      expect(audited.map((a) => a.action)).toEqual(['order.create', 'order.record_payment']);
+      expect(new Set(audited.map((a) => a.actor))).toEqual(
+        new Set([`portal:${cashier.partnerId}:${cashier.email}`]),
+      );
     }
   });
 
