@@ -122,7 +122,9 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
     const e = errors[0]!;
     const missing = e.keyword === 'required' ? `/${String(e.params.missingProperty)}` : '';
     const path = `${e.instancePath}${missing}`.replace(new RegExp(`^${strip}`), '');
-    const message = schemaErrorMessage(errors, 'body').replace(new RegExp(`^body${strip}/?`), '');
+    const message = schemaErrorMessage(errors, 'body')
+      .replace(new RegExp(`^body${strip}/?`), '')
+      .replace(/^body\//, '');
     return { message, path };
   }
 
@@ -387,11 +389,12 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
     if (reshape(body, rows, values)) return showOrderForm(req, reply, state);
     const item = { product: m.product, ...requestOf(m.schemas.order, values, rows) };
     const input = {
-      customer: Object.fromEntries(
-        Object.entries(customer)
-          .filter(([, v]) => v.trim() !== '')
-          .map(([k, v]) => [k, v.trim()]),
-      ),
+      // Name and email may be left empty (the wire's customer holds them only when given).
+      customer: {
+        ...(customer.name.trim() ? { name: customer.name.trim() } : {}),
+        ...(customer.email.trim() ? { email: customer.email.trim() } : {}),
+        phone: customer.phone.trim(),
+      },
       products: [item],
     };
     const keys = [
@@ -416,7 +419,7 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
     }
     return unlessRefused(
       async () => {
-        const id = await sellCreateOrder(svc, userOf(req), token, input as never);
+        const id = await sellCreateOrder(svc, userOf(req), token, input);
         return reply.redirect(`/portal/sell/orders/${encodeURIComponent(id)}`, 303);
       },
       (r) => refused(r.message, undefined, r.status),

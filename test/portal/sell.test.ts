@@ -199,6 +199,26 @@ describe('the steps', () => {
   });
 });
 
+describe('the customer', () => {
+  it('must have a phone: the refusal is beside Phone, and nothing is created', async () => {
+    const { body, fields } = await choose(
+      'rca',
+      { 'f.vehicle': '100000001', 'f.duration': '365', 'f.idnx': '2003000000016' },
+      /Moldasig/,
+    );
+    const res = await post(h, '/portal/sell/orders', cashier.cookie, {
+      ...inputsOf(body),
+      ...fields,
+      'c.name': 'Ion Popescu',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain(
+      '<span class="field-error" id="c-phone-error">customer/phone must NOT have fewer than 1 characters</span>',
+    );
+    expect(res.body).toContain('name="c.name" type="text" value="Ion Popescu"');
+  });
+});
+
 describe('the Romanian vignette on the sandbox clock', () => {
   afterAll(async () => h.setClock(null));
 
