@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
@@ -366,7 +365,7 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
       quote,
       offer,
       // The form's one-time token: the idempotency key of the order it creates.
-      token: randomBytes(18).toString('base64url'),
+      token: Buffer.from(svc.randomBytes(18)).toString('base64url'),
       values,
       rows,
       customer: { name: '', phone: '', email: '' },
