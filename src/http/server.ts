@@ -23,6 +23,7 @@ import { installErrorHandler } from './errors.ts';
 import { installMetrics, type MetricsSources } from './metrics.ts';
 import { registerApiDocs } from './openapi.ts';
 import { requestLogger } from './request-log.ts';
+import { schemaErrorMessage } from './schema-errors.ts';
 import { opsRoutes } from './ops-routes.ts';
 import { partnerRoutes } from './partner-routes.ts';
 import { installRawBodyParser } from './raw-body.ts';
@@ -32,7 +33,6 @@ import { operatorAuthFailures } from './operator-auth-failures.ts';
 import { sharedSchemas } from './schemas.ts';
 import { guardParamsAndQuery } from './text-guard.ts';
 import type { App } from './typed.ts';
-import { PRODUCT_MODULES } from '../products/registry.ts';
 
 export interface ServerOptions {
   adminToken: string;
@@ -85,30 +85,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
       customOptions: { coerceTypes: false, removeAdditional: false, discriminator: true, allErrors: false },
     },
     return503OnClosing: true,
-    schemaErrorFormatter: (errors, dataVar) => {
-      const e = errors[0]!;
-      const at = `${dataVar}${e.instancePath}`;
-      // Ajv's discriminator error ("value of tag … must be in oneOf") names no field a partner knows.
-      if (e.keyword === 'discriminator') {
-        return new Error(`${at}/product must be one of: ${PRODUCT_MODULES.map((m) => m.product).join(', ')}`);
-      }
-      // A choice (a union of constants, or an enum) names what it accepts: "must be equal to
-      // constant" told an integrator nothing.
-      if (e.keyword === 'const' || e.keyword === 'enum') {
-        const allowed =
-          e.keyword === 'enum'
-            ? (e.params.allowedValues as unknown[])
-            : errors
-                .filter((x) => x.keyword === 'const' && x.instancePath === e.instancePath)
-                .map((x) => x.params.allowedValue as unknown);
-        return new Error(`${at} must be one of: ${allowed.map((v) => String(v)).join(', ')}`);
-      }
-      // The operator API refuses fields it does not know; the partner API ignores them (decision 0002).
-      if (e.keyword === 'additionalProperties') {
-        return new Error(`${at}/${String(e.params.additionalProperty)} is not a field of this request`);
-      }
-      return new Error(`${at} ${e.message ?? 'is invalid'}`);
-    },
+    schemaErrorFormatter: (errors, dataVar) => new Error(schemaErrorMessage(errors, dataVar)),
     forceCloseConnections: false,
     // request.ip: the peer, or behind a trusted proxy the right-most X-Forwarded-For entry that is
     // not one (decision 0046); every per-address limit counts by it.

@@ -6,6 +6,7 @@ import type { PortalRole } from '../db/schema.ts';
  * (src/app/portal/roles.ts). A page is one line here.
  */
 export const NAV: readonly { area: PortalArea; label: string; href: string }[] = [
+  { area: 'sell', label: 'Sell', href: '/portal/sell' },
   { area: 'orders', label: 'Orders', href: '/portal/orders' },
   { area: 'wallet', label: 'Wallet', href: '/portal/wallet' },
   { area: 'developers', label: 'Developers', href: '/portal/developers' },
@@ -13,3 +14,6 @@ export const NAV: readonly { area: PortalArea; label: string; href: string }[] =
 ];
 
 export const navFor = (role: PortalRole) => NAV.filter((link) => mayOpen(role, link.area));
+
+/** The first page after signing in: a cashier's is the sales desk, everyone else's Orders. */
+export const homeFor = (role: PortalRole): string => (role === 'cashier' ? '/portal/sell' : '/portal/orders');

@@ -33,9 +33,10 @@ import {
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
 import { pageHelmet } from '../http/page-headers.ts';
 import type { App } from '../http/typed.ts';
-import { navFor } from './nav.ts';
+import { homeFor, navFor } from './nav.ts';
 import { orderPages } from './orders.ts';
 import { developerPages } from './developers.ts';
+import { sellPages } from './sell.ts';
 import { teamPages } from './team.ts';
 import { walletPages } from './wallet.ts';
 import { notice, unlessRefused } from './web.ts';
@@ -170,7 +171,7 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
       }
 
       /** The first page the user's role opens: where signing in and /portal lead. */
-      const home = (req: FastifyRequest) => navFor(req.portalSession!.user.role)[0]?.href ?? '/portal/orders';
+      const home = (req: FastifyRequest) => homeFor(req.portalSession!.user.role);
 
       p.get('/', async (req, reply) => reply.redirect(home(req), 303));
 
@@ -243,6 +244,7 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
       );
 
       const context = { roles: PORTAL_ROLES, roleText: ROLE_TEXT };
+      await sellPages(p, svc, render);
       await orderPages(p, svc, render);
       await walletPages(p, svc, render);
       await developerPages(p, svc, render);

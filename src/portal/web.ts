@@ -26,6 +26,8 @@ export const NOTICES: ReadonlyMap<string, string> = new Map([
   ['timestamped-required', 'Requests must now carry X-Polita-Signature: X-Hmac-Signature alone is refused.'],
   ['timestamped-optional', 'X-Hmac-Signature alone is accepted again.'],
   ['disabled', 'The user is disabled, and signed out everywhere.'],
+  ['paid', 'Paid from the wallet.'],
+  ['payment-recorded', 'The payment is recorded.'],
 ]);
 
 export const notice = (done: unknown): string | undefined =>

@@ -34,3 +34,16 @@ export function foreignCountryIso2(field: string, code: string, hint?: string): 
   if (iso2 === 'MD') throw productRule(`${field} must not be MD${hint ? `: ${hint}` : ''}`);
   return iso2;
 }
+
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+
+/** A country's name in English, or its code when the name is not known. */
+export const countryName = (iso2: string): string => regionNames.of(iso2) ?? iso2;
+
+/** The alpha-2 code of an alpha-3 one, when it is one of the countries above. */
+export const iso2Of = (iso3: string): string | undefined => ISO3_TO_ISO2[iso3];
+
+/** Every country the service knows, as a form lists them: alpha-2 codes, by name. */
+export const COUNTRY_CHOICES: readonly { value: string; label: string }[] = [...KNOWN_ISO2]
+  .map((code) => ({ value: code, label: `${countryName(code)} (${code})` }))
+  .sort((a, b) => a.label.localeCompare(b.label, 'en'));

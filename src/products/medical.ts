@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { productRule } from '../domain/errors.ts';
 import { baniToMdl } from '../domain/money.ts';
 import { formatDmy } from '../domain/time.ts';
+import { countryName, iso2Of } from './countries.ts';
 import {
   ACTIVITIES,
   companyName,
@@ -148,6 +149,20 @@ export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()('medica
   idPrefix: 'IAM',
   catalogue: { file: 'medical.json', schema: MedicalCatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, quoteResponse, offer: {}, issued: issuedFields },
+  // A region covers each of its countries; a country is named in English when it is known.
+  choices: (cat) => ({
+    covered_territories: [
+      ...cat.regions.map((r) => ({ value: r.code, label: r.label })),
+      ...cat.regions
+        .flatMap((r) => r.countries)
+        .filter((c, i, all) => all.indexOf(c) === i && !cat.excluded_countries.includes(c))
+        .map((c) => {
+          const iso2 = iso2Of(c);
+          return { value: c, label: iso2 ? `${countryName(iso2)} (${c})` : c };
+        })
+        .sort((a, b) => a.label.localeCompare(b.label, 'en')),
+    ],
+  }),
 
   async quote(ctx, cat, req) {
     const t = resolveTrip(ctx, cat, req, req.persons);

@@ -3,6 +3,12 @@ import type { CustomerData, OrderItemRow } from '../db/schema.ts';
 import type { PolicyField } from '../documents/policy-pdf.ts';
 import type { IssueReceipt, IssueRequest, Providers } from '../providers/types.ts';
 
+/** A value a form offers for a request field, and its words. */
+export interface Choice {
+  value: string;
+  label: string;
+}
+
 /** Catalogue data shared by every product: rates and insurers (catalogue/common.json). */
 export interface CommonCatalogue {
   version: string;
@@ -101,6 +107,12 @@ export interface ProductModule<
    * order in SQL, in the statement that pays (src/db/repos/wallets.ts).
    */
   payableWindow?(ctx: ProductContext, cat: Cat): PayableWindow;
+  /**
+   * The values a person picks a request field from, by the field's path (`covered_territories`,
+   * `country`), where the schema holds no enumeration because the catalogue does. The portal's
+   * sales desk shows them as lists (docs/decisions/0060-sales-desk-forms-from-schemas.md).
+   */
+  choices?(cat: Cat): Record<string, readonly Choice[]>;
   /** What the provider is asked to cover for a paid item; issuance buys it, then calls `issue`. */
   cover(item: StoredItem<Details>): Cover;
   /** The issued product from the provider's receipt: its wire fields (without `product`) and its document. */

@@ -248,6 +248,9 @@ export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()('vignette:eu',
   asyncIssue: true,
   catalogue: { file: 'vignette-eu.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
+  choices: (cat) => ({
+    country: cat.countries.map((c) => ({ value: c.code, label: `${c.name.EN} (${c.code})` })),
+  }),
   createEchoes: { startDate: true, endDate: false },
 
   async quote(ctx, cat, req) {

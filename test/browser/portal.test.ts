@@ -45,12 +45,12 @@ async function invitation(partnerId: string, email: string, role: string): Promi
   return `${base}${new URL(res.body.invitation_url).pathname}`;
 }
 
-async function accept(page: Page, link: string, shot?: string): Promise<void> {
+async function accept(page: Page, link: string, shot?: string, home = 'orders'): Promise<void> {
   await page.goto(link);
   await page.getByLabel('Password').fill(PASSWORD);
   if (shot) await screenshot(page, shot);
   await page.getByRole('button', { name: 'Set password' }).click();
-  await page.waitForURL(`${base}/portal/orders`);
+  await page.waitForURL(`${base}/portal/${home}`);
 }
 
 async function signIn(page: Page, email: string, password: string): Promise<void> {
@@ -73,6 +73,7 @@ it('accepts an invitation, signs out, and signs in again; a wrong password and a
   const { page, errors } = await watchedPage(browser);
   await accept(page, link, 'portal-invitation');
   expect(await nav(page).getByRole('link').allTextContents()).toEqual([
+    'Sell',
     'Orders',
     'Wallet',
     'Developers',
@@ -249,8 +250,8 @@ it('invites a cashier from Team, who is refused the Developers page (403)', asyn
 
   // Another browser context (its own cookies): the cashier's.
   const { page: other, errors: otherErrors } = await watchedPage(browser);
-  await accept(other, `${base}${new URL(link).pathname}`);
-  expect(await nav(other).getByRole('link').allTextContents()).toEqual(['Orders']);
+  await accept(other, `${base}${new URL(link).pathname}`, undefined, 'sell');
+  expect(await nav(other).getByRole('link').allTextContents()).toEqual(['Sell', 'Orders']);
   const res = await other.goto(`${base}/portal/developers`);
   expect(res!.status()).toBe(403);
   expect(await other.getByRole('alert').textContent()).toBe(

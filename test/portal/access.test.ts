@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDate } from '../../src/domain/time.ts';
-import { startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { RCA_QUOTE, startHarness, type Creds, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
 import { FORM, form, get, portalUser, startReceiver, type Signed } from './support.ts';
 
@@ -39,6 +39,59 @@ let n = 0;
 const ROWS: Row[] = [
   { method: 'GET', route: '/portal', url: () => '/portal', expect: everyone(303) },
   { method: 'GET', route: '/portal/', url: () => '/portal/', expect: everyone(303) },
+  { method: 'GET', route: '/portal/sell', url: () => '/portal/sell', expect: [200, 403, 200, 403] },
+  {
+    method: 'POST',
+    route: '/portal/sell/offers',
+    url: () => '/portal/sell/offers',
+    fields: () => ({
+      product: 'rca',
+      'f.vehicle': '100000001',
+      'f.duration': '365',
+      'f.idnx': '2003000000016',
+    }),
+    expect: [200, 403, 200, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/sell/order',
+    url: () => '/portal/sell/order',
+    fields: () => ({ product: 'rca', quote: JSON.stringify(RCA_QUOTE), offer: '{"company":"moldasig"}' }),
+    expect: [200, 403, 200, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/sell/orders',
+    url: () => '/portal/sell/orders',
+    // A form without its fields: refused with the schema's reason, nothing created.
+    fields: () => ({ product: 'rca', quote: '{}', offer: '{}', token: 'access-test-token-0001' }),
+    expect: [400, 403, 400, 403],
+  },
+  {
+    method: 'GET',
+    route: '/portal/sell/orders/:id',
+    url: (c) => `/portal/sell/orders/${c.mine}`,
+    expect: [200, 403, 200, 403],
+  },
+  {
+    method: 'GET',
+    route: '/portal/sell/orders/:id',
+    url: (c) => `/portal/sell/orders/${c.theirs}`,
+    expect: [404, 403, 404, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/sell/orders/:id/wallet',
+    url: (c) => `/portal/sell/orders/${c.theirs}/wallet`,
+    expect: [404, 403, 404, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/sell/orders/:id/payment',
+    url: (c) => `/portal/sell/orders/${c.theirs}/payment`,
+    fields: () => ({ receipt_id: 'R-1', transaction_id: 'T-1' }),
+    expect: [404, 403, 404, 403],
+  },
   { method: 'GET', route: '/portal/orders', url: () => '/portal/orders', expect: everyone(200) },
   {
     method: 'GET',

@@ -20,7 +20,7 @@ afterAll(async () => {
 const owner = () => h.service.demo!.owner!;
 
 describe('the demo owner', () => {
-  it('signs in to the demo partner’s portal and sees Orders, Wallet, Developers and Team', async () => {
+  it('signs in to the demo partner’s portal and sees Sell, Orders, Wallet, Developers and Team', async () => {
     expect(owner().email).toBe('owner@demo.example');
     expect(owner().password).toMatch(/^[\w-]{24}$/);
     const { res, cookie } = await signIn(h, owner().email, owner().password);
@@ -28,6 +28,7 @@ describe('the demo owner', () => {
     const page = await get(h, '/portal/orders', cookie);
     const nav = page.body.slice(page.body.indexOf('<nav aria-label="Portal">'), page.body.indexOf('</nav>'));
     expect([...nav.matchAll(/<a href="[^"]+"[^>]*>([^<]+)<\/a>/g)].map((m) => m[1])).toEqual([
+      'Sell',
       'Orders',
       'Wallet',
       'Developers',

@@ -20,7 +20,7 @@ const AREAS: Record<PortalRole, readonly PortalArea[]> = {
 export const ROLE_TEXT: Record<PortalRole, string> = {
   owner: 'everything, and invites and disables users',
   developer: 'Developers (secret, webhook) and Orders',
-  cashier: 'Orders',
+  cashier: 'Sell (the sales desk) and Orders',
   accountant: 'Orders and Wallet',
 };
 

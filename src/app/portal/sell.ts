@@ -1,0 +1,208 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { conflict, notFound } from '../../domain/errors.ts';
+import { baniToMdl } from '../../domain/money.ts';
+import { walletEligible } from '../../domain/wallet.ts';
+import { claimKey, releaseKey, storeAnswer } from '../../db/repos/idempotency.ts';
+import { findWallet } from '../../db/repos/wallets.ts';
+import type { PartnerRow } from '../../db/schema.ts';
+import { PRODUCT_MODULES, productModule, type ProductCode } from '../../products/registry.ts';
+import type { Choice } from '../../products/types.ts';
+import { audit } from '../admin/operators.ts';
+import { confirmOrder } from '../confirm-order.ts';
+import { createOrder, type CreateOrderInput } from '../create-order.ts';
+import { payFromWallet } from '../pay-from-wallet.ts';
+import { catalogueOf } from '../product-context.ts';
+import { quote } from '../quote.ts';
+import type { Services } from '../services.ts';
+import { asUser } from './actor.ts';
+import { ownedOrder, readOrder } from './read-order.ts';
+import { requireArea, type PortalUser } from './roles.ts';
+
+/**
+ * The sales desk (docs/decisions/0060-sales-desk-forms-from-schemas.md, 0061-sales-desk-idempotency.md):
+ * a cashier sells through the use cases of the partner API, as the partner: get-offers, create-order,
+ * pay-order-from-balance and confirm-order, with their rules, reasons and wallet checks. Each action
+ * that changes something is in the audit log under the user.
+ */
+
+/** The products in words, in the registry's order (every product of the registry has its line). */
+const PRODUCT_NAMES: Record<ProductCode, string> = {
+  rca: 'RCA: motor third-party liability (Moldova)',
+  'vignette:md': 'Road vignette, Moldova (foreign vehicles)',
+  'vignette:eu': 'Road vignette, European countries',
+  'roadside-assistance-eu': 'Roadside assistance in Europe',
+  'green-card': 'Green Card: motor insurance abroad',
+  medical: 'Travel medical insurance',
+  baggage: 'Baggage insurance',
+  'road-tax': 'Road tax (Moldova)',
+  'vignette:ro': 'Road vignette, Romania (rovinieta)',
+};
+
+export const SELL_PRODUCTS: readonly { code: ProductCode; name: string }[] = PRODUCT_MODULES.map((m) => ({
+  code: m.product,
+  name: PRODUCT_NAMES[m.product],
+}));
+
+/** The product module of a code the desk sells, or 404. */
+export function sellModule(product: string) {
+  const m = productModule(product);
+  if (!m) throw notFound(`There is no product ${product}`);
+  return m;
+}
+
+/** The lists a product's form picks catalogue values from (companies, countries, territories…). */
+export function productChoices(svc: Services, product: string): Record<string, readonly Choice[]> {
+  const m = sellModule(product);
+  return m.choices?.(catalogueOf(svc, m)) ?? {};
+}
+
+async function partnerOf(svc: Services, user: PortalUser): Promise<PartnerRow> {
+  const partner = await svc.partners.get(user.partnerId);
+  if (!partner) throw notFound('Partner not found');
+  return partner;
+}
+
+/** The desk opens for the roles that sell. */
+export const openDesk = (user: PortalUser): void => requireArea(user, 'sell');
+
+/** get-offers, as the user's partner. */
+export async function sellQuote(
+  svc: Services,
+  user: PortalUser,
+  body: { product: string } & Record<string, unknown>,
+): Promise<object> {
+  requireArea(user, 'sell');
+  return quote(svc, await partnerOf(svc, user), body);
+}
+
+/**
+ * create-order, once per form: the form's one-time token is the idempotency key of the partner's
+ * writes (decision 0006's table), so a second submission of the same form (a double click, a
+ * reload, a retry after a lost answer) leads to the order the first made and makes none. A
+ * refusal lets the key go, so the corrected form can be sent again.
+ */
+export async function sellCreateOrder(
+  svc: Services,
+  user: PortalUser,
+  token: string,
+  input: CreateOrderInput,
+): Promise<string> {
+  requireArea(user, 'sell');
+  const partner = await partnerOf(svc, user);
+  return once(svc, partner.id, `portal:create-order:${token}`, () =>
+    asUser(user, async () => {
+      const order = await createOrder(svc, partner, input);
+      await audit(svc.db, {
+        action: 'order.create',
+        target: order.id,
+        after: { price: order.price, products: input.products.map((p) => p.product) },
+        at: new Date(await svc.clock.now()),
+      });
+      return order.id;
+    }),
+  );
+}
+
+/**
+ * A sale's page: the order (readOrder's view), and whether the wallet is offered for it: only when
+ * the partner has a wallet and every product of the order is wallet-eligible (the configuration
+ * pay-order-from-balance reads). The other checks (the spending switch, the balance, the order's
+ * state) are pay-from-wallet's to answer, with its reason.
+ */
+export async function readSale(svc: Services, user: PortalUser, id: string) {
+  requireArea(user, 'sell');
+  const order = await readOrder(svc, user, id);
+  const hasWallet = !!(await findWallet(svc.db, user.partnerId));
+  const eligible = walletEligible(
+    order.products.map((p) => p.product),
+    svc.catalogue.common.wallet_eligible_products,
+  );
+  return { order, walletOffered: hasWallet && eligible };
+}
+
+/** pay-order-from-balance from the desk, once per order however often the button is pressed. */
+export async function sellPayFromWallet(svc: Services, user: PortalUser, id: string): Promise<void> {
+  requireArea(user, 'sell');
+  const partner = await partnerOf(svc, user);
+  await ownedOrder(svc, user, id);
+  await once(svc, partner.id, `portal:pay-from-wallet:${id}`, () =>
+    asUser(user, async () => {
+      const paid = await payFromWallet(svc, partner, id);
+      await audit(svc.db, {
+        action: 'order.pay_from_wallet',
+        target: id,
+        after: { status: paid.status, price: paid.price },
+        at: new Date(await svc.clock.now()),
+      });
+      return id;
+    }),
+  );
+}
+
+/**
+ * confirm-order with a payment the cashier collected: its receipt and transaction ids, the order's
+ * price, paid now. confirm-order answers a repeat of the same payment with the order as it is, so a
+ * second press records nothing more.
+ */
+export async function sellRecordPayment(
+  svc: Services,
+  user: PortalUser,
+  id: string,
+  p: { receipt_id: string; transaction_id: string },
+): Promise<void> {
+  requireArea(user, 'sell');
+  const partner = await partnerOf(svc, user);
+  const order = await ownedOrder(svc, user, id);
+  await asUser(user, async () => {
+    const now = await svc.clock.now();
+    const paid = await confirmOrder(svc, partner, id, {
+      receipt_id: p.receipt_id,
+      transaction_id: p.transaction_id,
+      paid_at: now,
+      amount: baniToMdl(order.price),
+    });
+    await audit(svc.db, {
+      action: 'order.record_payment',
+      target: id,
+      after: { status: paid.status, receipt_id: p.receipt_id, transaction_id: p.transaction_id },
+      at: new Date(now),
+    });
+  });
+}
+
+/** How long a second press waits for the first to answer before saying so. */
+const WAIT_MS = 20_000;
+
+/**
+ * Runs `act` once for `key`: the first request claims the key and stores what `act` answered (an
+ * order id); a request with the same key meanwhile waits for that answer, and one after it gets it
+ * at once. A refusal (or any failure) lets the key go.
+ */
+async function once(
+  svc: Services,
+  partnerId: string,
+  key: string,
+  act: () => Promise<string>,
+): Promise<string> {
+  const started = Date.now();
+  for (;;) {
+    const at = new Date(await svc.clock.now());
+    const claim = await claimKey(svc.db, { partnerId, key, requestHash: 'portal', at });
+    if (claim.state === 'answered') return claim.body;
+    if (claim.state === 'claimed') {
+      let answer: string;
+      try {
+        answer = await act();
+      } catch (err) {
+        await releaseKey(svc.db, partnerId, key);
+        throw err;
+      }
+      await storeAnswer(svc.db, { partnerId, key, status: 200, body: answer, at });
+      return answer;
+    }
+    if (Date.now() - started > WAIT_MS) {
+      throw conflict('This form is still being processed: open Orders in a moment to see its order.');
+    }
+    await sleep(100);
+  }
+}

@@ -1,0 +1,279 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localDate } from '../../src/domain/time.ts';
+import { productExamples } from '../../src/http/openapi-examples.ts';
+import { PRODUCT_MODULES } from '../../src/products/registry.ts';
+import { valuesOf } from '../../src/portal/schema-form.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+import { get, portalUser, post, type Signed } from './support.ts';
+
+/**
+ * The sales desk over HTTP, as a browser without JavaScript uses it: every product's form holds
+ * every field of its get-offers schema, and a valid submission of each gets offers; a chosen offer
+ * leads to the create-order form, and a valid one to a draft (docs/decisions/0060-sales-desk-forms-from-schemas.md).
+ */
+let h: Harness;
+let cashier: Signed;
+
+beforeAll(async () => {
+  h = await startHarness();
+  const partner = await h.newPartner({ name: 'Benzinăria Sud' });
+  cashier = await portalUser(h, partner.id, 'cashier');
+});
+afterAll(async () => h?.close());
+
+/** The form fields of a request, as its form would send them. */
+export function formOf(request: Record<string, unknown>): Record<string, string | string[]> {
+  const { product: _product, ...rest } = request;
+  const { values, rows } = valuesOf(rest);
+  const fields: Record<string, string | string[]> = {};
+  for (const [k, v] of values) fields[`f.${k}`] = v;
+  for (const [k, n] of rows) fields[`_rows.${k}`] = String(n);
+  return fields;
+}
+
+/** Every property path of an object schema, arrays' rows numbered from 0. */
+function leafNames(schema: { properties?: Record<string, unknown> }, prefix = ''): string[] {
+  return Object.entries(schema.properties ?? {}).flatMap(([name, s]) => {
+    const child = s as {
+      type?: string;
+      properties?: Record<string, unknown>;
+      items?: { type?: string; properties?: Record<string, unknown>; enum?: unknown[] };
+    };
+    if (child.type === 'object') return leafNames(child, `${prefix}${name}.`);
+    if (child.type === 'array' && child.items?.type === 'object')
+      return leafNames(child.items, `${prefix}${name}.0.`);
+    return [`${prefix}${name}`];
+  });
+}
+
+const hidden = (body: string, name: string) =>
+  new RegExp(`name="${name}" value="([^"]*)"`)
+    .exec(body)?.[1]
+    ?.replaceAll('&quot;', '"')
+    .replaceAll('&amp;', '&')
+    .replaceAll('&#39;', "'");
+
+describe('every product’s form', () => {
+  for (const m of PRODUCT_MODULES) {
+    it(`${m.product}: holds every get-offers field, gets offers, and creates a draft`, async () => {
+      const page = await get(h, `/portal/sell?product=${encodeURIComponent(m.product)}`, cashier.cookie);
+      expect(page.statusCode).toBe(200);
+      for (const name of leafNames(m.schemas.quote)) {
+        const arrayOfScalars = /\.0$/.test(name);
+        expect(page.body, name).toMatch(new RegExp(`name="f\\.${name.replaceAll('.', '\\.')}(\\.0)?"`));
+        void arrayOfScalars;
+      }
+      const ex = productExamples(localDate(await h.service.svc.clock.now()))[m.product];
+      const offers = await post(h, '/portal/sell/offers', cashier.cookie, {
+        product: m.product,
+        ...formOf(ex.quote),
+      });
+      expect(offers.statusCode, offers.body).toBe(200);
+      expect(offers.body).toContain('<h1>Offers</h1>');
+      expect(offers.body).toContain('>Choose</button>');
+
+      const quote = hidden(offers.body, 'quote')!;
+      const offer = hidden(offers.body, 'offer')!;
+      const form = await post(h, '/portal/sell/order', cashier.cookie, { product: m.product, quote, offer });
+      expect(form.statusCode, form.body).toBe(200);
+      const token = hidden(form.body, 'token')!;
+      const example = (ex.order as { products: Record<string, unknown>[] }).products[0]!;
+      const created = await post(h, '/portal/sell/orders', cashier.cookie, {
+        product: m.product,
+        quote,
+        offer,
+        token,
+        ...formOf(example),
+        'c.name': 'Ion Popescu',
+        'c.phone': '+37369000111',
+      });
+      expect(created.statusCode, created.body.slice(created.body.indexOf('<main'))).toBe(303);
+      expect(created.headers.location).toMatch(/^\/portal\/sell\/orders\/[A-Z]{3}/);
+      const draft = await get(h, created.headers.location as string, cashier.cookie);
+      expect(draft.statusCode).toBe(200);
+      expect(draft.body).toContain('Record payment');
+    });
+  }
+});
+
+/** Quote → choose the first offer whose row matches `offer` → the create-order form's page. */
+async function choose(product: string, quoteFields: Record<string, string>, offer: RegExp) {
+  const offers = await post(h, '/portal/sell/offers', cashier.cookie, { product, ...quoteFields });
+  expect(offers.statusCode, offers.body).toBe(200);
+  const row = offers.body.split('<tr>').find((r) => offer.test(r));
+  expect(row, `no offer matching ${String(offer)}`).toBeDefined();
+  const quote = hidden(row!, 'quote')!;
+  const chosen = hidden(row!, 'offer')!;
+  const form = await post(h, '/portal/sell/order', cashier.cookie, { product, quote, offer: chosen });
+  expect(form.statusCode).toBe(200);
+  return { body: form.body, fields: { product, quote, offer: chosen, token: hidden(form.body, 'token')! } };
+}
+
+/** What a form page sends back as it is: its hidden and filled inputs (not its buttons). */
+function inputsOf(body: string): Record<string, string | string[]> {
+  const main = body.slice(body.indexOf('action="/portal/sell/orders"'));
+  const out: Record<string, string | string[]> = {};
+  for (const m of main.matchAll(/<input ([^>]*)>/g)) {
+    const name = /name="([^"]+)"/.exec(m[1]!)?.[1];
+    const value = /value="([^"]*)"/.exec(m[1]!)?.[1];
+    if (!name || name === '_csrf' || value === undefined) continue;
+    const v = value.replaceAll('&quot;', '"').replaceAll('&amp;', '&').replaceAll('&#39;', "'");
+    const prior = out[name];
+    out[name] = prior === undefined ? v : [prior].flat().concat(v);
+  }
+  return out;
+}
+
+describe('the steps', () => {
+  it('fills in what the offer and the quote decided, so only the rest is asked', async () => {
+    const { body, fields } = await choose(
+      'rca',
+      { 'f.vehicle': '100000001', 'f.duration': '365', 'f.idnx': '2003000000016' },
+      /Moldasig/,
+    );
+    // Chosen: shown and sent back as they are; not asked again.
+    expect(body).toContain('name="f.insurance_company" value="moldasig"');
+    expect(body).toContain('name="f.vehicle" value="100000001"');
+    expect(body).not.toContain('id="f-vehicle"');
+    // The start date is asked, filled with the offer's first day.
+    expect(body).toMatch(/id="f-start_date" name="f.start_date" type="date" value="\d{4}-\d\d-\d\d"/);
+    const created = await post(h, '/portal/sell/orders', cashier.cookie, {
+      ...inputsOf(body),
+      ...fields,
+      'c.phone': '+37369000111',
+    });
+    expect(created.statusCode, created.body).toBe(303);
+  });
+
+  it('adds and removes travellers without JavaScript, keeping what was typed', async () => {
+    const base = { product: 'medical', 'f.persons.0': '1990-05-10', '_rows.persons': '1' };
+    const added = await post(h, '/portal/sell/offers', cashier.cookie, { ...base, _add: 'persons' });
+    expect(added.statusCode).toBe(200);
+    expect(added.body).toContain('name="_rows.persons" value="2"');
+    expect(added.body).toContain('name="f.persons.0" type="date" value="1990-05-10"');
+    expect(added.body).toContain('name="f.persons.1" type="date" value=""');
+    expect(added.body).toContain('>Remove traveller 2</button>');
+    const removed = await post(h, '/portal/sell/offers', cashier.cookie, {
+      product: 'medical',
+      'f.persons.0': '1990-05-10',
+      'f.persons.1': '2015-03-01',
+      '_rows.persons': '2',
+      _remove: 'persons.0',
+    });
+    expect(removed.body).toContain('name="_rows.persons" value="1"');
+    expect(removed.body).toContain('name="f.persons.0" type="date" value="2015-03-01"');
+    expect(removed.body).not.toContain('name="f.persons.1"');
+  });
+
+  it('shows a schema’s refusal beside its field, in the API’s words', async () => {
+    const res = await post(h, '/portal/sell/offers', cashier.cookie, {
+      product: 'rca',
+      'f.vehicle': '12345',
+      'f.duration': '365',
+      'f.idnx': '2003000000016',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain(
+      '<span class="field-error" id="f-vehicle-error">vehicle must match pattern &quot;^[0-9]{9}$&quot;</span>',
+    );
+    expect(res.body).toMatch(/id="f-vehicle"[^>]*aria-invalid="true"/);
+  });
+
+  it('shows a rule’s refusal beside its field, and an unknown vehicle beside the vehicle', async () => {
+    const bad = await post(h, '/portal/sell/offers', cashier.cookie, {
+      product: 'rca',
+      'f.vehicle': '100000001',
+      'f.duration': '365',
+      'f.idnx': '2003000000017',
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toMatch(/id="f-idnx-error">idnx [^<]+<\/span>/);
+    const unknown = await post(h, '/portal/sell/offers', cashier.cookie, {
+      product: 'rca',
+      'f.vehicle': '999999999',
+      'f.duration': '365',
+      'f.idnx': '2003000000016',
+    });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.body).toContain('id="f-vehicle-error">Vehicle not found</span>');
+  });
+});
+
+describe('the customer', () => {
+  it('must have a phone: the refusal is beside Phone, and nothing is created', async () => {
+    const { body, fields } = await choose(
+      'rca',
+      { 'f.vehicle': '100000001', 'f.duration': '365', 'f.idnx': '2003000000016' },
+      /Moldasig/,
+    );
+    const res = await post(h, '/portal/sell/orders', cashier.cookie, {
+      ...inputsOf(body),
+      ...fields,
+      'c.name': 'Ion Popescu',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain(
+      '<span class="field-error" id="c-phone-error">customer/phone must NOT have fewer than 1 characters</span>',
+    );
+    expect(res.body).toContain('name="c.name" type="text" value="Ion Popescu"');
+  });
+});
+
+describe('the Romanian vignette on the sandbox clock', () => {
+  afterAll(async () => h.setClock(null));
+
+  const sell = async (iso: string) => {
+    await h.setClock(iso);
+    const { body, fields } = await choose('vignette:ro', { 'f.vehicle': '100000001' }, /30 zile/);
+    const created = await post(h, '/portal/sell/orders', cashier.cookie, {
+      ...inputsOf(body),
+      ...fields,
+      'c.phone': '+37369000111',
+    });
+    expect(created.statusCode, created.body).toBe(303);
+    return created.headers.location as string;
+  };
+  const record = (page: string, n: string) =>
+    post(h, `${page}/payment`, cashier.cookie, { receipt_id: `RRN-${n}`, transaction_id: `TX-${n}` });
+
+  it('sells under the old tariff and under the new one', async () => {
+    for (const [iso, n] of [
+      ['2026-09-20T12:00:00+03:00', '1'],
+      ['2026-10-05T12:00:00+03:00', '2'],
+    ] as const) {
+      const page = await sell(iso);
+      const paid = await record(page, n);
+      expect(paid.statusCode, paid.body).toBe(303);
+      expect(paid.headers.location).toBe(`${page}?done=payment-recorded`);
+      const audited = await h.service.svc.db
+        .selectFrom('audit_log')
+        .where('target', '=', page.split('/').at(-1)!)
+        .select(['action', 'actor'])
+        .orderBy('id')
+        .execute();
+      expect(audited.map((a) => a.action)).toEqual(['order.create', 'order.record_payment']);
+      expect(new Set(audited.map((a) => a.actor))).toEqual(
+        new Set([`portal:${cashier.partnerId}:${cashier.email}`]),
+      );
+    }
+  });
+
+  it('refuses a payment after the tariff switch above the form, without the [API] prefix', async () => {
+    const page = await sell('2026-09-30T23:50:00+03:00');
+    await h.setClock('2026-10-01T00:05:00+03:00');
+    const res = await record(page, '3');
+    expect(res.statusCode).toBe(400);
+    const id = page.split('/').at(-1)!;
+    expect(res.body).toContain(
+      `<p class="error" role="alert">Order ${id}: The RO vignette price on this order is no longer valid (the vignette tariff system changed); create a new order</p>`,
+    );
+    expect(res.body).not.toContain('[API]');
+    // Nothing changed.
+    const row = await h.service.svc.db
+      .selectFrom('orders')
+      .where('id', '=', id)
+      .select(['status', 'payment'])
+      .executeTakeFirst();
+    expect(row).toEqual({ status: 'draft', payment: null });
+  });
+});
