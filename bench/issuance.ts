@@ -181,11 +181,14 @@ export async function measureIssuance(): Promise<IssuanceResult> {
     // 1. A backlog: orders paid with the workers off.
     service = await startPolita({ ...env, WORKERS: 'false' });
     await admin(service, 'PATCH', '/admin/partners/demo', { webhook_url: hooks.url });
-    await admin(service, 'POST', '/admin/partners/demo/wallet/credits', {
-      wallet: 'online',
-      amount: 100_000_000,
-      reference: 'bench-issuance',
-    });
+    // 100 million MDL, in credits of at most 10 million each (decision 0048).
+    for (let i = 0; i < 10; i++) {
+      await admin(service, 'POST', '/admin/partners/demo/wallet/credits', {
+        wallet: 'online',
+        amount: 10_000_000,
+        reference: `bench-issuance-${i}`,
+      });
+    }
     const quote = await call<{ offers: { min_start_date: string; company: string }[] }>(
       service,
       'get-offers',

@@ -57,12 +57,15 @@ export function payments(name: string, item: Body, partners: number, perSecond =
         }),
       );
       for (const owner of owners) {
-        const bani = spentBani.get(owner.id) ?? 0;
-        await admin(target, 'POST', `/admin/partners/${owner.id}/wallet/credits`, {
-          wallet: 'online',
-          amount: bani / 100,
-          reference: `bench-${tag}-${owner.id}`,
-        });
+        // What was spent, in credits of at most 10 million MDL each (decision 0048).
+        const MAX_CREDIT_BANI = 1_000_000_000;
+        for (let left = spentBani.get(owner.id) ?? 0, i = 0; left > 0; left -= MAX_CREDIT_BANI, i++) {
+          await admin(target, 'POST', `/admin/partners/${owner.id}/wallet/credits`, {
+            wallet: 'online',
+            amount: Math.min(left, MAX_CREDIT_BANI) / 100,
+            reference: `bench-${tag}-${owner.id}-${i}`,
+          });
+        }
       }
 
       const cpu = await cpuMeter(target.pid, database.url);
