@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Registry } from 'prom-client';
+import { operatorOfToken } from '../app/admin/operators.ts';
 import type { Services } from '../app/services.ts';
 import { databaseReachable, policyDocument } from '../app/operations.ts';
 import { RETRY_AFTER_SECONDS } from '../app/availability.ts';
@@ -55,7 +56,7 @@ export async function opsRoutes(
     if (!m)
       return sendError(reply, { statusCode: 401, error: 'Unauthorized', message: 'Missing Bearer token' });
     const given = digest(m[1]!);
-    if (!accepted.some((d) => timingSafeEqual(d, given))) {
+    if (!accepted.some((d) => timingSafeEqual(d, given)) && !(await operatorOfToken(svc, m[1]!))) {
       const limited = await opts.failures(req, 'api');
       if (limited) return refuseOverLimit(reply, limited.retryAfter);
       return sendError(reply, { statusCode: 403, error: 'Forbidden', message: 'Invalid token' });

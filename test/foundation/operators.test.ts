@@ -103,6 +103,13 @@ describe('operator roles', () => {
 
     expect((await as(support.token, 'GET', `/admin/orders/${id}`)).status).toBe(200);
     expect((await as(support.token, 'GET', '/admin/partners')).status).toBe(200);
+    // Metrics are for every operator, as /admin's reads are.
+    const metrics = await h.service.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${support.token}` },
+    });
+    expect(metrics.statusCode).toBe(200);
     // Allowed to re-send (the partner has no webhook URL: the attempt says so).
     expect(await as(support.token, 'POST', `/admin/orders/${id}/webhook`)).toMatchObject({
       status: 200,
@@ -133,6 +140,12 @@ describe('operator roles', () => {
       after: { disabled: true },
     });
     await disableOperator(h.service.svc, admin.id);
+    const metrics = await h.service.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${admin.token}` },
+    });
+    expect(metrics.statusCode).toBe(403);
     expect((await as(admin.token, 'GET', '/admin/partners')).status).toBe(403);
     expect((await as('pol_not-a-token', 'GET', '/admin/partners')).status).toBe(403);
     await expect(createOperator(h.service.svc, { name: 'x', role: 'root' })).rejects.toThrow(/role must be/);

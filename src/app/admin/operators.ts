@@ -75,6 +75,12 @@ export async function authenticateOperator(
   return op && { id: op.id, name: op.name, role: op.role };
 }
 
+/** The enabled operator of the operators table whose token this is, or undefined. */
+export async function operatorOfToken(svc: Services, token: string): Promise<Omit<Actor, 'via'> | undefined> {
+  const op = await operatorByTokenHash(svc.db, tokenHash(token));
+  return op && { id: op.id, name: op.name, role: op.role };
+}
+
 /** What a support operator may do beside reading: re-send an order's event, send a test event. */
 export function supportMay(method: string, path: string): boolean {
   if (method === 'GET' || method === 'HEAD') return true;
