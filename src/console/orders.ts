@@ -11,6 +11,7 @@ import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
 import { issuedFields, withoutPolicy } from './issued.ts';
 import { act, given, Id, listPage, Text, type Render } from './web.ts';
+import type { ShowById } from '../http/pages.ts';
 
 const ListQuery = Type.Object({
   q: Text(),
@@ -56,13 +57,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
     });
   });
 
-  const showOrder = async (
-    req: Parameters<Render>[0],
-    reply: Parameters<Render>[1],
-    id: string,
-    extra: Record<string, unknown> = {},
-    status = 200,
-  ) => {
+  const showOrder: ShowById = async (req, reply, id, extra = {}, status = 200) => {
     const order = await orderDetail(svc, id);
     const session = req.consoleSession!;
     return render(

@@ -155,6 +155,15 @@ export type Render = (
   status?: number,
 ) => Promise<FastifyReply>;
 
+/** A page of one record by its id, with what the handler adds and the status to answer with. */
+export type ShowById = (
+  req: FastifyRequest,
+  reply: FastifyReply,
+  id: string,
+  extra?: Record<string, unknown>,
+  status?: number,
+) => Promise<FastifyReply>;
+
 /** A query string of the given fields, the empty ones left out (links that keep a page's filters). */
 export function queryOf(fields: Record<string, string | undefined | null>): string {
   const q = new URLSearchParams();

@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { downloadPolicy } from '../app/portal/download-policy.ts';
 import { findOrders } from '../app/portal/find-orders.ts';
 import { readOrder } from '../app/portal/read-order.ts';
@@ -9,6 +8,7 @@ import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
 import { fromHtmx, given, NOTICES, queryOf, unlessRefused, userOf, type Render } from './web.ts';
+import type { ShowById } from '../http/pages.ts';
 
 const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 const ListQuery = Type.Object({
@@ -56,13 +56,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
     );
   });
 
-  const showOrder = async (
-    req: FastifyRequest,
-    reply: FastifyReply,
-    id: string,
-    extra: Record<string, unknown> = {},
-    status = 200,
-  ) => {
+  const showOrder: ShowById = async (req, reply, id, extra = {}, status = 200) => {
     const order = await readOrder(svc, userOf(req), id);
     return render(
       req,

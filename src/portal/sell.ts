@@ -29,6 +29,7 @@ import {
   type Values,
 } from './schema-form.ts';
 import { refusal, unlessRefused, userOf, type Render } from './web.ts';
+import type { ShowById } from '../http/pages.ts';
 
 /**
  * Sell: the sales desk (docs/decisions/0060-sales-desk-forms-from-schemas.md). Each step is a page
@@ -426,13 +427,7 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
   });
 
   // The sale's page: its price, the payments, and its policies when issued.
-  const showSale = async (
-    req: FastifyRequest,
-    reply: FastifyReply,
-    id: string,
-    extra: Record<string, unknown> = {},
-    status = 200,
-  ) => {
+  const showSale: ShowById = async (req, reply, id, extra = {}, status = 200) => {
     const sale = await readSale(svc, userOf(req), id);
     return render(
       req,
