@@ -66,9 +66,8 @@ interface BaggageDetails extends StoredConversion {
   request: Static<typeof orderSchema>;
 }
 
-export const baggage = defineProduct<BaggageCatalogue, BaggageDetails>()('baggage', {
+export const baggage = defineProduct<BaggageDetails>()('baggage', CatalogueSchema, {
   idPrefix: 'IAO',
-  catalogue: { file: 'baggage.json', schema: CatalogueSchema },
   schemas: {
     quote: quoteSchema,
     order: orderSchema,

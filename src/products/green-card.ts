@@ -105,9 +105,8 @@ const issuedFields = { ...vehicleProperties, validity: Type.Number(), ...pricePr
 
 interface GreenCardDetails extends VehicleItem<typeof orderSchema>, StoredConversion {}
 
-export const greenCard = defineProduct<GreenCardCatalogue, GreenCardDetails>()('green-card', {
+export const greenCard = defineProduct<GreenCardDetails>()('green-card', CatalogueSchema, {
   idPrefix: 'IAE',
-  catalogue: { file: 'green-card.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
   async quote(ctx, cat, req) {

@@ -10,7 +10,6 @@ import {
   MedicalCatalogueSchema,
   medicalPricer,
   resolveTrip,
-  type MedicalCatalogue,
 } from './medical-tariff.ts';
 import { rateText, type StoredConversion, storedConversion, storedReference } from './pricing.ts';
 import { issued, periodText, policyLines, priceLines } from './fields.ts';
@@ -145,9 +144,8 @@ interface MedicalDetails extends StoredConversion {
   insured_days: number;
 }
 
-export const medical = defineProduct<MedicalCatalogue, MedicalDetails>()('medical', {
+export const medical = defineProduct<MedicalDetails>()('medical', MedicalCatalogueSchema, {
   idPrefix: 'IAM',
-  catalogue: { file: 'medical.json', schema: MedicalCatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, quoteResponse, offer: {}, issued: issuedFields },
   // A region covers each of its countries; a country is named in English when it is known.
   choices: (cat) => ({

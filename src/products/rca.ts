@@ -79,9 +79,8 @@ interface RcaDetails extends VehicleItem<typeof orderSchema> {
   base_premium: number;
 }
 
-export const rca = defineProduct<RcaCatalogue, RcaDetails>()('rca', {
+export const rca = defineProduct<RcaDetails>()('rca', CatalogueSchema, {
   idPrefix: 'IAI',
-  catalogue: { file: 'rca.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
   async quote(ctx, cat, req) {

@@ -80,9 +80,8 @@ interface RoadTaxDetails extends VehicleItem<typeof orderSchema> {
   tax: number;
 }
 
-export const roadTax = defineProduct<RoadTaxCatalogue, RoadTaxDetails>()('road-tax', {
+export const roadTax = defineProduct<RoadTaxDetails>()('road-tax', CatalogueSchema, {
   idPrefix: 'TFD',
-  catalogue: { file: 'road-tax.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
   async quote(ctx, cat, req) {

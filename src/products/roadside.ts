@@ -80,10 +80,9 @@ interface RoadsideDetails extends Reference {
   label: string;
 }
 
-export const roadside = defineProduct<RoadsideCatalogue, RoadsideDetails>()('roadside-assistance-eu', {
+export const roadside = defineProduct<RoadsideDetails>()('roadside-assistance-eu', CatalogueSchema, {
   idPrefix: 'RSA',
   asyncIssue: true,
-  catalogue: { file: 'roadside.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
   async quote(ctx, cat, req) {

@@ -119,14 +119,23 @@ export interface ProductModule<
   issue(ctx: ProductContext, cat: Cat, item: StoredItem<Details>, receipt: IssueReceipt): IssuedItem;
 }
 
+/** A product's catalogue file under catalogue/: its code, a `:` written `-` (vignette:eu → vignette-eu.json). */
+export const catalogueFile = (product: string): string => `${product.replace(':', '-')}.json`;
+
 /**
- * Declares a product module: `defineProduct<Catalogue, Details>()(code, module)`. The catalogue and
- * details types are named, the code and the request types are taken from the arguments (the code
- * literal and the module's schemas).
+ * Declares a product module: `defineProduct<Details>()(code, catalogueSchema, module)`. The details
+ * type is named; the code, the catalogue's type and the request types are taken from the arguments
+ * (the code literal, the schema the catalogue file `catalogueFile(code)` must satisfy, and the
+ * module's schemas), so the rules are typed by what the catalogue's check lets through.
  */
 export const defineProduct =
-  <Cat, Details>() =>
-  <const Code extends string, Quote extends TObject, Order extends TObject>(
+  <Details>() =>
+  <const Code extends string, C extends TSchema, Quote extends TObject, Order extends TObject>(
     product: Code,
-    m: Omit<ProductModule<Cat, Details, Code, Quote, Order>, 'product'>,
-  ): ProductModule<Cat, Details, Code, Quote, Order> => ({ product, ...m });
+    catalogue: C,
+    m: Omit<ProductModule<Static<C>, Details, Code, Quote, Order>, 'product' | 'catalogue'>,
+  ): ProductModule<Static<C>, Details, Code, Quote, Order> => ({
+    product,
+    catalogue: { file: catalogueFile(product), schema: catalogue },
+    ...m,
+  });

@@ -243,10 +243,9 @@ interface EuDetails extends Reference {
   fee: number;
 }
 
-export const vignetteEu = defineProduct<EuCatalogue, EuDetails>()('vignette:eu', {
+export const vignetteEu = defineProduct<EuDetails>()('vignette:eu', CatalogueSchema, {
   idPrefix: 'EUV',
   asyncIssue: true,
-  catalogue: { file: 'vignette-eu.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
   choices: (cat) => ({
     country: cat.countries.map((c) => ({ value: c.code, label: `${c.name.EN} (${c.code})` })),

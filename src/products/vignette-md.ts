@@ -38,7 +38,7 @@ const PeriodSchema = Type.Union([
   Type.Object({ days: Type.Integer({ minimum: 1 }), label: Type.String() }),
   Type.Object({ months: Type.Integer({ minimum: 1 }), label: Type.String() }),
 ]);
-const CatalogueSchema = Type.Object({
+const CatalogueObject = Type.Object({
   currency: Type.String({ pattern: '^[A-Z]{3}$' }),
   min_start_offset_days: Type.Integer({ minimum: 0 }),
   max_interval: Type.Integer({ minimum: 0 }),
@@ -49,10 +49,12 @@ const CatalogueSchema = Type.Object({
     Type.Object({ label: Type.String(), tariffs: SomeOf(MD_PERIODS, Amount) }),
   ),
 });
-type MdCatalogue = Omit<Static<typeof CatalogueSchema>, 'periods' | 'categories'> & {
+type MdCatalogue = Omit<Static<typeof CatalogueObject>, 'periods' | 'categories'> & {
   periods: Partial<Record<Period, Static<typeof PeriodSchema>>>;
   categories: Partial<Record<Category, { label: string; tariffs: Partial<Record<Period, string>> }>>;
 };
+/** The catalogue's schema, typed as what it lets through: only the periods and categories named. */
+const CatalogueSchema = Type.Unsafe<MdCatalogue>(CatalogueObject);
 
 const period = () => StringEnum(MD_PERIODS, `Allowed per category: ${periodsHelp}`);
 const periodsHelp =
@@ -138,9 +140,8 @@ interface MdDetails {
   fee: number;
 }
 
-export const vignetteMd = defineProduct<MdCatalogue, MdDetails>()('vignette:md', {
+export const vignetteMd = defineProduct<MdDetails>()('vignette:md', CatalogueSchema, {
   idPrefix: 'MDV',
-  catalogue: { file: 'vignette-md.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: {}, issued: issuedFields },
   createEchoes: { startDate: true, endDate: true },
 

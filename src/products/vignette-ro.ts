@@ -252,9 +252,8 @@ const issuedFields = {
   currency: Type.String(),
 };
 
-export const vignetteRo = defineProduct<RoCatalogue, Details>()('vignette:ro', {
+export const vignetteRo = defineProduct<Details>()('vignette:ro', CatalogueSchema, {
   idPrefix: 'ROV',
-  catalogue: { file: 'vignette-ro.json', schema: CatalogueSchema },
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
   async quote(ctx, cat, req) {
