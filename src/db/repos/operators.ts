@@ -1,11 +1,11 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { DB, OperatorRole, OperatorsTable } from '../schema.ts';
+import type { Selectable } from 'kysely';
+import type { Db } from '../database.ts';
+import type { OperatorRole, OperatorsTable } from '../schema.ts';
 
-type Conn = Kysely<DB> | Transaction<DB>;
 export type OperatorRow = Selectable<OperatorsTable>;
 
 export async function insertOperator(
-  db: Conn,
+  db: Db,
   o: { id: string; name: string; role: OperatorRole; tokenSha256: string; at: Date },
 ): Promise<OperatorRow> {
   return db
@@ -16,7 +16,7 @@ export async function insertOperator(
 }
 
 /** The enabled operator holding a token (by its SHA-256). */
-export async function operatorByTokenHash(db: Conn, tokenSha256: string): Promise<OperatorRow | undefined> {
+export async function operatorByTokenHash(db: Db, tokenSha256: string): Promise<OperatorRow | undefined> {
   return db
     .selectFrom('operators')
     .selectAll()
@@ -25,15 +25,15 @@ export async function operatorByTokenHash(db: Conn, tokenSha256: string): Promis
     .executeTakeFirst();
 }
 
-export async function findOperator(db: Conn, id: string): Promise<OperatorRow | undefined> {
+export async function findOperator(db: Db, id: string): Promise<OperatorRow | undefined> {
   return db.selectFrom('operators').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function listOperators(db: Conn): Promise<OperatorRow[]> {
+export async function listOperators(db: Db): Promise<OperatorRow[]> {
   return db.selectFrom('operators').selectAll().orderBy('created_at').orderBy('id').execute();
 }
 
-export async function disableOperator(db: Conn, id: string, at: Date): Promise<OperatorRow | undefined> {
+export async function disableOperator(db: Db, id: string, at: Date): Promise<OperatorRow | undefined> {
   return db
     .updateTable('operators')
     .set({ disabled_at: at })

@@ -1,9 +1,9 @@
 import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { WebhookEventStatus } from '../../domain/order-state.ts';
+import type { Db } from '../database.ts';
 import type { DB, WebhookEventsTable } from '../schema.ts';
 import { compiledOnce } from '../compiled.ts';
 
-type Conn = Kysely<DB> | Transaction<DB>;
 export type WebhookEventRow = Selectable<WebhookEventsTable>;
 
 /** The exact bytes every attempt of an order's event sends (and signs): the spec's webhook body. */
@@ -78,7 +78,7 @@ export async function createOrderEvent(
  * webhook URL then, or did not receive that status), one made now that no automatic delivery owns.
  */
 export async function ensureOperatorEvent(
-  db: Conn,
+  db: Db,
   e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; at: Date },
 ): Promise<WebhookEventRow> {
   return db
@@ -102,12 +102,12 @@ const eventStatement = compiledOnce((db, a: { id: string }) =>
   db.selectFrom('webhook_events').selectAll().where('id', '=', a.id),
 );
 
-export async function findEvent(db: Conn, id: string): Promise<WebhookEventRow | undefined> {
+export async function findEvent(db: Db, id: string): Promise<WebhookEventRow | undefined> {
   return (await eventStatement(db, { id })).rows[0];
 }
 
 export async function findOrderEvent(
-  db: Conn,
+  db: Db,
   orderId: string,
   status: WebhookEventStatus,
 ): Promise<WebhookEventRow | undefined> {
@@ -120,7 +120,7 @@ export async function findOrderEvent(
 }
 
 /** An order's events as the operator reads them, oldest first. */
-export async function eventsFor(db: Conn, orderId: string) {
+export async function eventsFor(db: Db, orderId: string) {
   return db
     .selectFrom('webhook_events')
     .select(['id', 'status', 'state', 'attempts', 'created_at', 'next_attempt_at', 'settled_at'])
@@ -313,7 +313,7 @@ const settleUnlessWaitingStatement = compiledOnce(
   },
 );
 
-export async function recordAttempt(db: Conn, a: AttemptRecord): Promise<void> {
+export async function recordAttempt(db: Db, a: AttemptRecord): Promise<void> {
   await db.insertInto('webhook_attempts').values(attemptValues(a)).execute();
 }
 
@@ -377,7 +377,7 @@ export async function settleAttempt(
   return { updated: Boolean(row.updated), next: row.next ?? undefined };
 }
 
-export async function attemptsFor(db: Conn, orderId: string) {
+export async function attemptsFor(db: Db, orderId: string) {
   return db
     .selectFrom('webhook_attempts')
     .leftJoin('webhook_events', 'webhook_events.id', 'webhook_attempts.event_id')
