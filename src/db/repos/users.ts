@@ -51,16 +51,6 @@ export async function findUserByEmail(
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-/** A user of one partner: another partner's user is not found. */
-export async function findPartnerUser(db: Db, partnerId: string, id: string): Promise<UserRow | undefined> {
-  return db
-    .selectFrom('portal_users')
-    .selectAll()
-    .where('id', '=', id)
-    .where('partner_id', '=', partnerId)
-    .executeTakeFirst();
-}
-
 /** The user and whether it and its partner are enabled, for signing in. */
 export async function findUserForSignIn(db: Db, email: string) {
   return db
