@@ -1,18 +1,11 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../database.ts';
-import type { OperatorRole, OperatorsTable } from '../schema.ts';
+import type { OperatorsTable } from '../schema.ts';
 
 export type OperatorRow = Selectable<OperatorsTable>;
 
-export async function insertOperator(
-  db: Db,
-  o: { id: string; name: string; role: OperatorRole; tokenSha256: string; at: Date },
-): Promise<OperatorRow> {
-  return db
-    .insertInto('operators')
-    .values({ id: o.id, name: o.name, role: o.role, token_sha256: o.tokenSha256, created_at: o.at })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+export async function insertOperator(db: Db, operator: Insertable<OperatorsTable>): Promise<OperatorRow> {
+  return db.insertInto('operators').values(operator).returningAll().executeTakeFirstOrThrow();
 }
 
 /** The enabled operator holding a token (by its SHA-256). */

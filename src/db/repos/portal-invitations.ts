@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import { USER_AND_PARTNER } from './users.ts';
 import type { Db } from '../database.ts';
 import type { PortalInvitationsTable } from '../schema.ts';
@@ -8,18 +8,9 @@ export type InvitationRow = Selectable<PortalInvitationsTable>;
 /** Invitation links, keyed by the SHA-256 of their token (the token itself is never stored). */
 export async function insertInvitation(
   db: Db,
-  i: { tokenSha256: string; userId: string; at: Date; expiresAt: Date },
+  invitation: Insertable<PortalInvitationsTable>,
 ): Promise<void> {
-  await db
-    .insertInto('portal_invitations')
-    .values({
-      token_sha256: i.tokenSha256,
-      user_id: i.userId,
-      created_at: i.at,
-      expires_at: i.expiresAt,
-      used_at: null,
-    })
-    .execute();
+  await db.insertInto('portal_invitations').values(invitation).execute();
 }
 
 /** An unused invitation still valid at `now`, with its user and the user's partner, locked when asked. */

@@ -1,21 +1,11 @@
+import type { Insertable } from 'kysely';
 import { USER_AND_PARTNER } from './users.ts';
 import type { Db } from '../database.ts';
+import type { PortalSessionsTable } from '../schema.ts';
 
 /** Portal sign-ins, keyed by the SHA-256 of the cookie's random id (the id itself is never stored). */
-export async function insertPortalSession(
-  db: Db,
-  s: { idSha256: string; userId: string; csrfSecret: string; at: Date },
-): Promise<void> {
-  await db
-    .insertInto('portal_sessions')
-    .values({
-      id_sha256: s.idSha256,
-      user_id: s.userId,
-      csrf_secret: s.csrfSecret,
-      created_at: s.at,
-      last_seen_at: s.at,
-    })
-    .execute();
+export async function insertPortalSession(db: Db, session: Insertable<PortalSessionsTable>): Promise<void> {
+  await db.insertInto('portal_sessions').values(session).execute();
 }
 
 /** A session seen since `idleSince`, with its user and whether the user or its partner is disabled. */

@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database.ts';
 import type { PortalRole, PortalUsersTable } from '../schema.ts';
 
@@ -18,24 +18,12 @@ export const USER_AND_PARTNER = [
   'p.disabled as partner_disabled',
 ] as const;
 
-/** A partner's portal users (migration 16). Addresses are unique compared lowercased. */
-export async function insertUser(
-  db: Db,
-  u: { id: string; partnerId: string; email: string; role: PortalRole; at: Date },
-): Promise<UserRow> {
-  return db
-    .insertInto('portal_users')
-    .values({
-      id: u.id,
-      partner_id: u.partnerId,
-      email: u.email,
-      role: u.role,
-      password_hash: null,
-      created_at: u.at,
-      disabled_at: null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+/**
+ * A partner's portal users (migration 16). Addresses are unique compared lowercased. A user inserted
+ * without a `password_hash` is invited and has not joined yet.
+ */
+export async function insertUser(db: Db, user: Insertable<PortalUsersTable>): Promise<UserRow> {
+  return db.insertInto('portal_users').values(user).returningAll().executeTakeFirstOrThrow();
 }
 
 /** The user with this address (any case), locked when `forUpdate`. */
