@@ -6,6 +6,15 @@ import { compiledOnce } from '../compiled.ts';
 
 export type WebhookEventRow = Selectable<WebhookEventsTable>;
 
+/** An order's event to record: its body follows from the order and the status (eventBody). */
+export type NewOrderEvent = {
+  id: string;
+  orderId: string;
+  partnerId: string;
+  status: WebhookEventStatus;
+  at: Date;
+};
+
 /** The exact bytes every attempt of an order's event sends (and signs): the spec's webhook body. */
 export function eventBody(orderId: string, status: WebhookEventStatus): string {
   return JSON.stringify({ orderId, status });
@@ -22,32 +31,28 @@ export function newEventState(orderId: unknown): RawBuilder<'waiting' | 'pending
   ) then 'waiting' else 'pending' end`;
 }
 
-const orderEventStatement = compiledOnce(
-  (
-    db,
-    e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; body: string; at: Date },
-  ) =>
-    db
-      .insertInto('webhook_events')
-      .columns(['id', 'partner_id', 'order_id', 'status', 'body', 'state', 'created_at'])
-      .expression((eb) =>
-        eb
-          .selectFrom('partners')
-          .select([
-            sql<string>`${e.id}::text`.as('id'),
-            'partners.id',
-            sql<string>`${e.orderId}::text`.as('order_id'),
-            sql<WebhookEventStatus>`${e.status}::text`.as('status'),
-            sql<string>`${e.body}::text`.as('body'),
-            newEventState(e.orderId).as('state'),
-            sql<Date>`${e.at}::timestamptz`.as('created_at'),
-          ])
-          .where('partners.id', '=', e.partnerId)
-          .where('partners.webhook_url', 'is not', null)
-          .where(sql<boolean>`${e.status}::text = any(partners.webhook_events)`),
-      )
-      .onConflict((oc) => oc.columns(['order_id', 'status']).doNothing())
-      .returning(['id', 'state']),
+const orderEventStatement = compiledOnce((db, e: NewOrderEvent & { body: string }) =>
+  db
+    .insertInto('webhook_events')
+    .columns(['id', 'partner_id', 'order_id', 'status', 'body', 'state', 'created_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('partners')
+        .select([
+          sql<string>`${e.id}::text`.as('id'),
+          'partners.id',
+          sql<string>`${e.orderId}::text`.as('order_id'),
+          sql<WebhookEventStatus>`${e.status}::text`.as('status'),
+          sql<string>`${e.body}::text`.as('body'),
+          newEventState(e.orderId).as('state'),
+          sql<Date>`${e.at}::timestamptz`.as('created_at'),
+        ])
+        .where('partners.id', '=', e.partnerId)
+        .where('partners.webhook_url', 'is not', null)
+        .where(sql<boolean>`${e.status}::text = any(partners.webhook_events)`),
+    )
+    .onConflict((oc) => oc.columns(['order_id', 'status']).doNothing())
+    .returning(['id', 'state']),
 );
 
 /**
@@ -67,7 +72,7 @@ const orderEventStatement = compiledOnce(
  */
 export async function createOrderEvent(
   trx: Transaction<DB>,
-  e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; at: Date },
+  e: NewOrderEvent,
 ): Promise<{ id: string; state: 'waiting' | 'pending' } | undefined> {
   const { rows } = await orderEventStatement(trx, { ...e, body: eventBody(e.orderId, e.status) });
   return rows[0] as { id: string; state: 'waiting' | 'pending' } | undefined;
@@ -77,10 +82,7 @@ export async function createOrderEvent(
  * The event an operator's re-send sends: the recorded one, or, when none was (the partner had no
  * webhook URL then, or did not receive that status), one made now that no automatic delivery owns.
  */
-export async function ensureOperatorEvent(
-  db: Db,
-  e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; at: Date },
-): Promise<WebhookEventRow> {
+export async function ensureOperatorEvent(db: Db, e: NewOrderEvent): Promise<WebhookEventRow> {
   return db
     .insertInto('webhook_events')
     .values({
