@@ -21,7 +21,6 @@ export async function findLivePortalSession(db: Db, idSha256: string, idleSince:
 }
 
 /** Ends every session of a user (it was disabled). */
-export async function deleteUserSessions(db: Db, userId: string): Promise<number> {
-  const r = await db.deleteFrom('portal_sessions').where('user_id', '=', userId).executeTakeFirst();
-  return Number(r.numDeletedRows);
+export async function deleteUserSessions(db: Db, userId: string): Promise<void> {
+  await db.deleteFrom('portal_sessions').where('user_id', '=', userId).execute();
 }
