@@ -30,7 +30,7 @@ export async function finishIdempotent(
   k: { partnerId: string; key: string; status: number; body: string },
 ): Promise<void> {
   const unexpected = k.status >= 500 && !k.body.includes('"message":"[API] ');
-  if (unexpected) await releaseKey(svc.db, k.partnerId, k.key);
+  if (unexpected) await releaseKey(svc.db, k);
   else await storeAnswer(svc.db, { ...k, at: new Date(await svc.clock.now()) });
 }
 

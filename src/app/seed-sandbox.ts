@@ -62,10 +62,10 @@ export async function ensureDemoOwner(
     try {
       user = await insertUser(svc.db, {
         id: `usr_${Buffer.from(svc.randomBytes(8)).toString('hex')}`,
-        partnerId: DEMO_PARTNER_ID,
+        partner_id: DEMO_PARTNER_ID,
         email,
         role: 'owner',
-        at,
+        created_at: at,
       });
     } catch (err) {
       // Another instance on the same database made it first.

@@ -159,8 +159,8 @@ export async function createOperator(svc: Services, input: { name: string; role:
       id,
       name,
       role: input.role as OperatorRole,
-      tokenSha256: tokenHash(token),
-      at,
+      token_sha256: tokenHash(token),
+      created_at: at,
     });
     await audit(trx, { action: 'operator.create', target: id, after: operatorView(created), at });
     return created;

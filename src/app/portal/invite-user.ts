@@ -57,13 +57,13 @@ export async function inviteUser(
         await setUserRole(trx, userId, role);
       } else {
         userId = `usr_${Buffer.from(svc.randomBytes(8)).toString('hex')}`;
-        await insertUser(trx, { id: userId, partnerId, email, role, at });
+        await insertUser(trx, { id: userId, partner_id: partnerId, email, role, created_at: at });
       }
       await insertInvitation(trx, {
-        tokenSha256: tokenHash(token),
-        userId,
-        at: now,
-        expiresAt: new Date(now.getTime() + INVITATION_MS),
+        token_sha256: tokenHash(token),
+        user_id: userId,
+        created_at: now,
+        expires_at: new Date(now.getTime() + INVITATION_MS),
       });
       await audit(trx, {
         action: 'partner.invite_user',

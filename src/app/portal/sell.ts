@@ -194,7 +194,7 @@ async function once(
       try {
         answer = await act();
       } catch (err) {
-        await releaseKey(svc.db, partnerId, key);
+        await releaseKey(svc.db, { partnerId, key });
         throw err;
       }
       await storeAnswer(svc.db, { partnerId, key, status: 200, body: answer, at });

@@ -31,7 +31,13 @@ export async function openSession(
   const csrfSecret = randomId(svc, 18);
   const at = new Date();
   await deleteIdleSessions(trx, 'portal_sessions', new Date(at.getTime() - SESSION_IDLE_MS));
-  await insertPortalSession(trx, { idSha256: tokenHash(sessionId), userId: user.id, csrfSecret, at });
+  await insertPortalSession(trx, {
+    id_sha256: tokenHash(sessionId),
+    user_id: user.id,
+    csrf_secret: csrfSecret,
+    created_at: at,
+    last_seen_at: at,
+  });
   return { sessionId, session: { user, csrfSecret } };
 }
 

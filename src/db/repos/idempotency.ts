@@ -5,6 +5,9 @@ export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 /** A first request that has not answered in this long died with its process: a retry takes its key over. */
 export const ABANDONED_AFTER_MS = 60_000;
 
+/** A partner's idempotency key: the primary key of its row. */
+export type IdempotencyKey = { partnerId: string; key: string };
+
 export type Claim =
   | { state: 'claimed' }
   | { state: 'answered'; status: number; body: string }
@@ -18,7 +21,7 @@ export type Claim =
  */
 export async function claimKey(
   db: Db,
-  k: { partnerId: string; key: string; requestHash: string; at: Date },
+  k: IdempotencyKey & { requestHash: string; at: Date },
 ): Promise<Claim> {
   const expired = new Date(k.at.getTime() - KEY_LIFETIME_MS);
   const abandoned = new Date(k.at.getTime() - ABANDONED_AFTER_MS);
@@ -48,7 +51,7 @@ export async function claimKey(
 
 export async function storeAnswer(
   db: Db,
-  k: { partnerId: string; key: string; status: number; body: string; at: Date },
+  k: IdempotencyKey & { status: number; body: string; at: Date },
 ): Promise<void> {
   await db
     .updateTable('idempotency_keys')
@@ -59,11 +62,11 @@ export async function storeAnswer(
 }
 
 /** An unexpected failure is not an answer: the key is let go, so a retry runs again. */
-export async function releaseKey(db: Db, partnerId: string, key: string): Promise<void> {
+export async function releaseKey(db: Db, k: IdempotencyKey): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
-    .where('partner_id', '=', partnerId)
-    .where('key', '=', key)
+    .where('partner_id', '=', k.partnerId)
+    .where('key', '=', k.key)
     .execute();
 }
 

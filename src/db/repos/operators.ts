@@ -1,22 +1,15 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { DB, OperatorRole, OperatorsTable } from '../schema.ts';
+import type { Insertable, Selectable } from 'kysely';
+import type { Db } from '../database.ts';
+import type { OperatorsTable } from '../schema.ts';
 
-type Conn = Kysely<DB> | Transaction<DB>;
 export type OperatorRow = Selectable<OperatorsTable>;
 
-export async function insertOperator(
-  db: Conn,
-  o: { id: string; name: string; role: OperatorRole; tokenSha256: string; at: Date },
-): Promise<OperatorRow> {
-  return db
-    .insertInto('operators')
-    .values({ id: o.id, name: o.name, role: o.role, token_sha256: o.tokenSha256, created_at: o.at })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+export async function insertOperator(db: Db, operator: Insertable<OperatorsTable>): Promise<OperatorRow> {
+  return db.insertInto('operators').values(operator).returningAll().executeTakeFirstOrThrow();
 }
 
 /** The enabled operator holding a token (by its SHA-256). */
-export async function operatorByTokenHash(db: Conn, tokenSha256: string): Promise<OperatorRow | undefined> {
+export async function operatorByTokenHash(db: Db, tokenSha256: string): Promise<OperatorRow | undefined> {
   return db
     .selectFrom('operators')
     .selectAll()
@@ -25,15 +18,15 @@ export async function operatorByTokenHash(db: Conn, tokenSha256: string): Promis
     .executeTakeFirst();
 }
 
-export async function findOperator(db: Conn, id: string): Promise<OperatorRow | undefined> {
+export async function findOperator(db: Db, id: string): Promise<OperatorRow | undefined> {
   return db.selectFrom('operators').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function listOperators(db: Conn): Promise<OperatorRow[]> {
+export async function listOperators(db: Db): Promise<OperatorRow[]> {
   return db.selectFrom('operators').selectAll().orderBy('created_at').orderBy('id').execute();
 }
 
-export async function disableOperator(db: Conn, id: string, at: Date): Promise<OperatorRow | undefined> {
+export async function disableOperator(db: Db, id: string, at: Date): Promise<OperatorRow | undefined> {
   return db
     .updateTable('operators')
     .set({ disabled_at: at })

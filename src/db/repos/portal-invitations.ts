@@ -1,30 +1,21 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import { USER_AND_PARTNER } from './users.ts';
-import type { DB, PortalInvitationsTable } from '../schema.ts';
+import type { Db } from '../database.ts';
+import type { PortalInvitationsTable } from '../schema.ts';
 
-type Conn = Kysely<DB> | Transaction<DB>;
 export type InvitationRow = Selectable<PortalInvitationsTable>;
 
 /** Invitation links, keyed by the SHA-256 of their token (the token itself is never stored). */
 export async function insertInvitation(
-  db: Conn,
-  i: { tokenSha256: string; userId: string; at: Date; expiresAt: Date },
+  db: Db,
+  invitation: Insertable<PortalInvitationsTable>,
 ): Promise<void> {
-  await db
-    .insertInto('portal_invitations')
-    .values({
-      token_sha256: i.tokenSha256,
-      user_id: i.userId,
-      created_at: i.at,
-      expires_at: i.expiresAt,
-      used_at: null,
-    })
-    .execute();
+  await db.insertInto('portal_invitations').values(invitation).execute();
 }
 
 /** An unused invitation still valid at `now`, with its user and the user's partner, locked when asked. */
 export async function findOpenInvitation(
-  db: Conn,
+  db: Db,
   tokenSha256: string,
   now: Date,
   opts: { forUpdate?: boolean } = {},
@@ -40,7 +31,7 @@ export async function findOpenInvitation(
   return (opts.forUpdate ? q.forUpdate('i') : q).executeTakeFirst();
 }
 
-export async function markInvitationUsed(db: Conn, tokenSha256: string, at: Date): Promise<void> {
+export async function markInvitationUsed(db: Db, tokenSha256: string, at: Date): Promise<void> {
   await db
     .updateTable('portal_invitations')
     .set({ used_at: at })
@@ -49,7 +40,7 @@ export async function markInvitationUsed(db: Conn, tokenSha256: string, at: Date
 }
 
 /** Ends every unused link of a user (a new invitation replaces them, a disabled user has none). */
-export async function revokeInvitations(db: Conn, userId: string, at: Date): Promise<void> {
+export async function revokeInvitations(db: Db, userId: string, at: Date): Promise<void> {
   await db
     .updateTable('portal_invitations')
     .set({ used_at: at })
@@ -59,7 +50,7 @@ export async function revokeInvitations(db: Conn, userId: string, at: Date): Pro
 }
 
 /** When each of these users' newest unused link ends (the Team page shows pending invitations). */
-export async function openInvitationEnds(db: Conn, userIds: string[], now: Date): Promise<Map<string, Date>> {
+export async function openInvitationEnds(db: Db, userIds: string[], now: Date): Promise<Map<string, Date>> {
   if (userIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('portal_invitations')

@@ -1,28 +1,15 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Insertable } from 'kysely';
 import { USER_AND_PARTNER } from './users.ts';
-import type { DB } from '../schema.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import type { Db } from '../database.ts';
+import type { PortalSessionsTable } from '../schema.ts';
 
 /** Portal sign-ins, keyed by the SHA-256 of the cookie's random id (the id itself is never stored). */
-export async function insertPortalSession(
-  db: Conn,
-  s: { idSha256: string; userId: string; csrfSecret: string; at: Date },
-): Promise<void> {
-  await db
-    .insertInto('portal_sessions')
-    .values({
-      id_sha256: s.idSha256,
-      user_id: s.userId,
-      csrf_secret: s.csrfSecret,
-      created_at: s.at,
-      last_seen_at: s.at,
-    })
-    .execute();
+export async function insertPortalSession(db: Db, session: Insertable<PortalSessionsTable>): Promise<void> {
+  await db.insertInto('portal_sessions').values(session).execute();
 }
 
 /** A session seen since `idleSince`, with its user and whether the user or its partner is disabled. */
-export async function findLivePortalSession(db: Conn, idSha256: string, idleSince: Date) {
+export async function findLivePortalSession(db: Db, idSha256: string, idleSince: Date) {
   return db
     .selectFrom('portal_sessions as s')
     .innerJoin('portal_users as u', 'u.id', 's.user_id')
@@ -34,7 +21,6 @@ export async function findLivePortalSession(db: Conn, idSha256: string, idleSinc
 }
 
 /** Ends every session of a user (it was disabled). */
-export async function deleteUserSessions(db: Conn, userId: string): Promise<number> {
-  const r = await db.deleteFrom('portal_sessions').where('user_id', '=', userId).executeTakeFirst();
-  return Number(r.numDeletedRows);
+export async function deleteUserSessions(db: Db, userId: string): Promise<void> {
+  await db.deleteFrom('portal_sessions').where('user_id', '=', userId).execute();
 }

@@ -1,14 +1,11 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { DB } from '../schema.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import type { Db } from '../database.ts';
 
 /**
  * Failed portal sign-ins (decision 0039), one row each, read by every instance: the times of the
  * newest `limit` failures since `since` from an address, and from the address for one email.
  */
 export async function recentFailures(
-  db: Conn,
+  db: Db,
   f: { address: string; emailSha256: string; since: Date; perAddress: number; perEmail: number },
 ): Promise<{ address: Date[]; email: Date[] }> {
   const newest = (email: boolean, limit: number) => {
@@ -30,7 +27,7 @@ export async function recentFailures(
 
 /** Records a failure, and forgets every failure older than `before` (of no use to any limit). */
 export async function recordFailure(
-  db: Conn,
+  db: Db,
   f: { address: string; emailSha256: string; at: Date; before: Date },
 ): Promise<void> {
   await db
@@ -41,7 +38,7 @@ export async function recordFailure(
 }
 
 /** A success forgets the address's failures for that email (not the address's others). */
-export async function clearFailures(db: Conn, address: string, emailSha256: string): Promise<void> {
+export async function clearFailures(db: Db, address: string, emailSha256: string): Promise<void> {
   await db
     .deleteFrom('portal_sign_in_failures')
     .where('address', '=', address)

@@ -1,7 +1,7 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { DB, PortalRole, PortalUsersTable } from '../schema.ts';
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { Db } from '../database.ts';
+import type { PortalRole, PortalUsersTable } from '../schema.ts';
 
-type Conn = Kysely<DB> | Transaction<DB>;
 export type UserRow = Selectable<PortalUsersTable>;
 
 /**
@@ -18,29 +18,17 @@ export const USER_AND_PARTNER = [
   'p.disabled as partner_disabled',
 ] as const;
 
-/** A partner's portal users (migration 16). Addresses are unique compared lowercased. */
-export async function insertUser(
-  db: Conn,
-  u: { id: string; partnerId: string; email: string; role: PortalRole; at: Date },
-): Promise<UserRow> {
-  return db
-    .insertInto('portal_users')
-    .values({
-      id: u.id,
-      partner_id: u.partnerId,
-      email: u.email,
-      role: u.role,
-      password_hash: null,
-      created_at: u.at,
-      disabled_at: null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+/**
+ * A partner's portal users (migration 16). Addresses are unique compared lowercased. A user inserted
+ * without a `password_hash` is invited and has not joined yet.
+ */
+export async function insertUser(db: Db, user: Insertable<PortalUsersTable>): Promise<UserRow> {
+  return db.insertInto('portal_users').values(user).returningAll().executeTakeFirstOrThrow();
 }
 
 /** The user with this address (any case), locked when `forUpdate`. */
 export async function findUserByEmail(
-  db: Conn,
+  db: Db,
   email: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<UserRow | undefined> {
@@ -51,18 +39,8 @@ export async function findUserByEmail(
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-/** A user of one partner: another partner's user is not found. */
-export async function findPartnerUser(db: Conn, partnerId: string, id: string): Promise<UserRow | undefined> {
-  return db
-    .selectFrom('portal_users')
-    .selectAll()
-    .where('id', '=', id)
-    .where('partner_id', '=', partnerId)
-    .executeTakeFirst();
-}
-
 /** The user and whether it and its partner are enabled, for signing in. */
-export async function findUserForSignIn(db: Conn, email: string) {
+export async function findUserForSignIn(db: Db, email: string) {
   return db
     .selectFrom('portal_users as u')
     .innerJoin('partners as p', 'p.id', 'u.partner_id')
@@ -71,7 +49,7 @@ export async function findUserForSignIn(db: Conn, email: string) {
     .executeTakeFirst();
 }
 
-export async function listPartnerUsers(db: Conn, partnerId: string): Promise<UserRow[]> {
+export async function listPartnerUsers(db: Db, partnerId: string): Promise<UserRow[]> {
   return db
     .selectFrom('portal_users')
     .selectAll()
@@ -81,18 +59,18 @@ export async function listPartnerUsers(db: Conn, partnerId: string): Promise<Use
     .execute();
 }
 
-export async function setUserPassword(db: Conn, id: string, passwordHash: string): Promise<void> {
+export async function setUserPassword(db: Db, id: string, passwordHash: string): Promise<void> {
   await db.updateTable('portal_users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
 }
 
 /** A user invited again before accepting gets the role of the new invitation. */
-export async function setUserRole(db: Conn, id: string, role: PortalRole): Promise<void> {
+export async function setUserRole(db: Db, id: string, role: PortalRole): Promise<void> {
   await db.updateTable('portal_users').set({ role }).where('id', '=', id).execute();
 }
 
 /** Disables an enabled user of the partner; undefined when there is none to disable. */
 export async function disableUser(
-  db: Conn,
+  db: Db,
   partnerId: string,
   id: string,
   at: Date,

@@ -1,10 +1,19 @@
 import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { WebhookEventStatus } from '../../domain/order-state.ts';
+import type { Db } from '../database.ts';
 import type { DB, WebhookEventsTable } from '../schema.ts';
 import { compiledOnce } from '../compiled.ts';
 
-type Conn = Kysely<DB> | Transaction<DB>;
 export type WebhookEventRow = Selectable<WebhookEventsTable>;
+
+/** An order's event to record: its body follows from the order and the status (eventBody). */
+export type NewOrderEvent = {
+  id: string;
+  orderId: string;
+  partnerId: string;
+  status: WebhookEventStatus;
+  at: Date;
+};
 
 /** The exact bytes every attempt of an order's event sends (and signs): the spec's webhook body. */
 export function eventBody(orderId: string, status: WebhookEventStatus): string {
@@ -22,32 +31,28 @@ export function newEventState(orderId: unknown): RawBuilder<'waiting' | 'pending
   ) then 'waiting' else 'pending' end`;
 }
 
-const orderEventStatement = compiledOnce(
-  (
-    db,
-    e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; body: string; at: Date },
-  ) =>
-    db
-      .insertInto('webhook_events')
-      .columns(['id', 'partner_id', 'order_id', 'status', 'body', 'state', 'created_at'])
-      .expression((eb) =>
-        eb
-          .selectFrom('partners')
-          .select([
-            sql<string>`${e.id}::text`.as('id'),
-            'partners.id',
-            sql<string>`${e.orderId}::text`.as('order_id'),
-            sql<WebhookEventStatus>`${e.status}::text`.as('status'),
-            sql<string>`${e.body}::text`.as('body'),
-            newEventState(e.orderId).as('state'),
-            sql<Date>`${e.at}::timestamptz`.as('created_at'),
-          ])
-          .where('partners.id', '=', e.partnerId)
-          .where('partners.webhook_url', 'is not', null)
-          .where(sql<boolean>`${e.status}::text = any(partners.webhook_events)`),
-      )
-      .onConflict((oc) => oc.columns(['order_id', 'status']).doNothing())
-      .returning(['id', 'state']),
+const orderEventStatement = compiledOnce((db, e: NewOrderEvent & { body: string }) =>
+  db
+    .insertInto('webhook_events')
+    .columns(['id', 'partner_id', 'order_id', 'status', 'body', 'state', 'created_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('partners')
+        .select([
+          sql<string>`${e.id}::text`.as('id'),
+          'partners.id',
+          sql<string>`${e.orderId}::text`.as('order_id'),
+          sql<WebhookEventStatus>`${e.status}::text`.as('status'),
+          sql<string>`${e.body}::text`.as('body'),
+          newEventState(e.orderId).as('state'),
+          sql<Date>`${e.at}::timestamptz`.as('created_at'),
+        ])
+        .where('partners.id', '=', e.partnerId)
+        .where('partners.webhook_url', 'is not', null)
+        .where(sql<boolean>`${e.status}::text = any(partners.webhook_events)`),
+    )
+    .onConflict((oc) => oc.columns(['order_id', 'status']).doNothing())
+    .returning(['id', 'state']),
 );
 
 /**
@@ -67,7 +72,7 @@ const orderEventStatement = compiledOnce(
  */
 export async function createOrderEvent(
   trx: Transaction<DB>,
-  e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; at: Date },
+  e: NewOrderEvent,
 ): Promise<{ id: string; state: 'waiting' | 'pending' } | undefined> {
   const { rows } = await orderEventStatement(trx, { ...e, body: eventBody(e.orderId, e.status) });
   return rows[0] as { id: string; state: 'waiting' | 'pending' } | undefined;
@@ -77,10 +82,7 @@ export async function createOrderEvent(
  * The event an operator's re-send sends: the recorded one, or, when none was (the partner had no
  * webhook URL then, or did not receive that status), one made now that no automatic delivery owns.
  */
-export async function ensureOperatorEvent(
-  db: Conn,
-  e: { id: string; orderId: string; partnerId: string; status: WebhookEventStatus; at: Date },
-): Promise<WebhookEventRow> {
+export async function ensureOperatorEvent(db: Db, e: NewOrderEvent): Promise<WebhookEventRow> {
   return db
     .insertInto('webhook_events')
     .values({
@@ -102,12 +104,12 @@ const eventStatement = compiledOnce((db, a: { id: string }) =>
   db.selectFrom('webhook_events').selectAll().where('id', '=', a.id),
 );
 
-export async function findEvent(db: Conn, id: string): Promise<WebhookEventRow | undefined> {
+export async function findEvent(db: Db, id: string): Promise<WebhookEventRow | undefined> {
   return (await eventStatement(db, { id })).rows[0];
 }
 
 export async function findOrderEvent(
-  db: Conn,
+  db: Db,
   orderId: string,
   status: WebhookEventStatus,
 ): Promise<WebhookEventRow | undefined> {
@@ -120,7 +122,7 @@ export async function findOrderEvent(
 }
 
 /** An order's events as the operator reads them, oldest first. */
-export async function eventsFor(db: Conn, orderId: string) {
+export async function eventsFor(db: Db, orderId: string) {
   return db
     .selectFrom('webhook_events')
     .select(['id', 'status', 'state', 'attempts', 'created_at', 'next_attempt_at', 'settled_at'])
@@ -313,7 +315,7 @@ const settleUnlessWaitingStatement = compiledOnce(
   },
 );
 
-export async function recordAttempt(db: Conn, a: AttemptRecord): Promise<void> {
+export async function recordAttempt(db: Db, a: AttemptRecord): Promise<void> {
   await db.insertInto('webhook_attempts').values(attemptValues(a)).execute();
 }
 
@@ -377,7 +379,7 @@ export async function settleAttempt(
   return { updated: Boolean(row.updated), next: row.next ?? undefined };
 }
 
-export async function attemptsFor(db: Conn, orderId: string) {
+export async function attemptsFor(db: Db, orderId: string) {
   return db
     .selectFrom('webhook_attempts')
     .leftJoin('webhook_events', 'webhook_events.id', 'webhook_attempts.event_id')
