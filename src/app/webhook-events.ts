@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import type { WebhookEventStatus } from '../domain/order-state.ts';
 import { createOrderEvent, releaseNextEvent, takeQueuedDeliveries } from '../db/repos/webhooks.ts';
+import { dispatchOutbox } from './outbox-dispatch.ts';
 import type { Services } from './services.ts';
 
 /** Event ids: `evt_` and 24 hex digits (96 random bits), the same on every attempt of the event. */
@@ -60,21 +61,16 @@ export async function enqueueDelivery(
 /** Events turned into deliver-webhook jobs by one transaction. */
 export const DELIVERY_BATCH = 500;
 
+const firstDelivery = (q: { event_id: string; partner_id: string }) => ({
+  data: { eventId: q.event_id },
+  group: q.partner_id,
+});
+
 /**
  * Creates the first deliver-webhook jobs of up to {@link DELIVERY_BATCH} events queued in the
- * webhook outbox (by the statement that completes an issued order), in one transaction that also
- * deletes their rows: each gets exactly one job, or stays queued for the next dispatch.
+ * webhook outbox (by the statement that completes an issued order), deleting their rows in the same
+ * transaction (see dispatchOutbox): each gets exactly one job, or stays queued for the next dispatch.
  */
-export async function dispatchQueuedDeliveries(svc: Pick<Services, 'db' | 'jobs'>): Promise<number> {
-  return svc.db.transaction().execute(async (trx) => {
-    const queued = await takeQueuedDeliveries(trx, DELIVERY_BATCH);
-    if (queued.length > 0) {
-      await svc.jobs.enqueueMany(
-        trx,
-        'deliver-webhook',
-        queued.map((q) => ({ data: { eventId: q.event_id }, group: q.partner_id })),
-      );
-    }
-    return queued.length;
-  });
+export function dispatchQueuedDeliveries(svc: Pick<Services, 'db' | 'jobs'>): Promise<number> {
+  return dispatchOutbox(svc, takeQueuedDeliveries, DELIVERY_BATCH, 'deliver-webhook', firstDelivery);
 }

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TProperties } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { creditPartnerWallet } from '../app/admin/credit-wallet.ts';
 import { ledgerCsv, listPartners, partnerWallet } from '../app/admin/directory.ts';
@@ -82,8 +82,29 @@ export async function adminRoutes(
 
   const tags = ['operator'];
   const doc = (summary: string, operationId: string) => ({ tags, summary, operationId });
-  // null: the service's RATE_LIMIT_PER_MINUTE.
-  const RateLimit = Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }));
+  /** A paged list's schema: its filters and `Page` in the query string, `response` its 200 answer. */
+  const paged = <F extends TProperties, R>(about: ReturnType<typeof doc>, filters: F, response: R) => ({
+    ...about,
+    querystring: Type.Object({ ...filters, ...Page }),
+    response: { 200: response, ...errorResponses },
+  });
+  /** The schema of an operator's request on one partner: its id in the path, `fields` the body. */
+  const onPartner = <F extends TProperties, R>(about: ReturnType<typeof doc>, fields: F, response: R) => ({
+    ...about,
+    params: Id,
+    body: OperatorBody(fields),
+    response,
+  });
+  // A partner's settings, the same when an operator creates the partner and changes it; only creating
+  // it requires the name.
+  const PartnerName = Type.String({ minLength: 1, maxLength: 200 });
+  const webhook = { webhook_url: Type.Optional(WebhookUrl), webhook_events: Type.Optional(WebhookEvents) };
+  const terms = {
+    margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
+    // null: the service's RATE_LIMIT_PER_MINUTE.
+    rate_limit_per_minute: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))),
+    require_timestamped_signature: Type.Optional(Type.Boolean()),
+  };
 
   app.post(
     '/admin/partners',
@@ -91,13 +112,10 @@ export async function adminRoutes(
       schema: {
         ...doc('Create a partner; its secret is shown only here', 'createPartner'),
         body: OperatorBody({
-          name: Type.String({ minLength: 1, maxLength: 200 }),
-          webhook_url: Type.Optional(WebhookUrl),
-          webhook_events: Type.Optional(WebhookEvents),
+          name: PartnerName,
+          ...webhook,
           wallet: Type.Optional(Type.Boolean()),
-          margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
-          rate_limit_per_minute: Type.Optional(RateLimit),
-          require_timestamped_signature: Type.Optional(Type.Boolean()),
+          ...terms,
         }),
         response: { 201: CreatedPartner, ...errorResponses },
       },
@@ -112,25 +130,13 @@ export async function adminRoutes(
     exactly(Partner, await partners.getPartner(svc, req.params.id)),
   );
 
-  app.patch(
-    '/admin/partners/:id',
-    {
-      schema: {
-        ...doc('Change a partner', 'changePartner'),
-        params: Id,
-        body: OperatorBody({
-          name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-          webhook_url: Type.Optional(WebhookUrl),
-          webhook_events: Type.Optional(WebhookEvents),
-          disabled: Type.Optional(Type.Boolean()),
-          margin_bp: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
-          rate_limit_per_minute: Type.Optional(RateLimit),
-          require_timestamped_signature: Type.Optional(Type.Boolean()),
-        }),
-        response: partner,
-      },
-    },
-    async (req) => exactly(Partner, await partners.changePartner(svc, req.params.id, req.body)),
+  const change = onPartner(
+    doc('Change a partner', 'changePartner'),
+    { name: Type.Optional(PartnerName), ...webhook, disabled: Type.Optional(Type.Boolean()), ...terms },
+    partner,
+  );
+  app.patch('/admin/partners/:id', { schema: change }, async (req) =>
+    exactly(Partner, await partners.changePartner(svc, req.params.id, req.body)),
   );
 
   const rotate = {
@@ -150,122 +156,92 @@ export async function adminRoutes(
     exactly(RetiredSecrets, await partners.retireOldSecrets(svc, req.params.id)),
   );
 
-  app.post(
-    '/admin/partners/:id/users',
+  const invite = onPartner(
+    doc('Invite a portal user of the partner; the link is shown only here', 'invitePortalUser'),
     {
-      schema: {
-        ...doc('Invite a portal user of the partner; the link is shown only here', 'invitePortalUser'),
-        params: Id,
-        body: OperatorBody({
-          email: Type.String({ minLength: 3, maxLength: 254 }),
-          role: Type.Union(PORTAL_ROLES.map((r) => Type.Literal(r))),
-        }),
-        response: { 201: PortalInvitation, ...errorResponses },
-      },
+      email: Type.String({ minLength: 3, maxLength: 254 }),
+      role: Type.Union(PORTAL_ROLES.map((r) => Type.Literal(r))),
     },
-    async (req, reply) =>
-      reply.code(201).send(exactly(PortalInvitation, await inviteUser(svc, req.params.id, req.body))),
+    { 201: PortalInvitation, ...errorResponses },
+  );
+  app.post('/admin/partners/:id/users', { schema: invite }, async (req, reply) =>
+    reply.code(201).send(exactly(PortalInvitation, await inviteUser(svc, req.params.id, req.body))),
   );
 
-  app.post(
-    '/admin/partners/:id/wallet/credits',
+  const credit = onPartner(
+    doc('Credit a partner wallet', 'creditPartnerWallet'),
     {
-      schema: {
-        ...doc('Credit a partner wallet', 'creditPartnerWallet'),
-        params: Id,
-        body: OperatorBody({
-          wallet: Type.Union([Type.Literal('online'), Type.Literal('promo'), Type.Literal('insurance')]),
-          amount: Type.Number(),
-          reference: Type.String({ minLength: 1, maxLength: 200 }),
-        }),
-        response: { 200: Balance, ...errorResponses },
-      },
+      wallet: Type.Union([Type.Literal('online'), Type.Literal('promo'), Type.Literal('insurance')]),
+      amount: Type.Number(),
+      reference: Type.String({ minLength: 1, maxLength: 200 }),
     },
-    async (req) =>
-      exactly(
-        Balance,
-        await creditPartnerWallet(svc, { partnerId: req.params.id, ...req.body, actor: 'operator' }),
+    { 200: Balance, ...errorResponses },
+  );
+  app.post('/admin/partners/:id/wallet/credits', { schema: credit }, async (req) =>
+    exactly(
+      Balance,
+      await creditPartnerWallet(svc, { partnerId: req.params.id, ...req.body, actor: 'operator' }),
+    ),
+  );
+
+  const orderList = paged(
+    doc('List orders, newest first', 'listOrders'),
+    {
+      q: Type.Optional(
+        Type.String({
+          maxLength: 100,
+          description: 'An order id, a partner id, a plate or vehicle certificate, or a phone',
+        }),
       ),
+      partner_id: Type.Optional(Type.String()),
+      status: Type.Optional(Type.String()),
+      product: Type.Optional(Type.String()),
+      from: Type.Optional(Type.String({ description: 'Created on or after this day, yyyy-mm-dd' })),
+      to: Type.Optional(Type.String({ description: 'Created on or before this day, yyyy-mm-dd' })),
+    },
+    OrderList,
+  );
+  app.get('/admin/orders', { schema: orderList }, async (req) =>
+    exactly(OrderList, await listOrdersForOperator(svc, pageOf(req.query))),
   );
 
-  app.get(
-    '/admin/orders',
-    {
-      schema: {
-        ...doc('List orders, newest first', 'listOrders'),
-        querystring: Type.Object({
-          q: Type.Optional(
-            Type.String({
-              maxLength: 100,
-              description: 'An order id, a partner id, a plate or vehicle certificate, or a phone',
-            }),
-          ),
-          partner_id: Type.Optional(Type.String()),
-          status: Type.Optional(Type.String()),
-          product: Type.Optional(Type.String()),
-          from: Type.Optional(Type.String({ description: 'Created on or after this day, yyyy-mm-dd' })),
-          to: Type.Optional(Type.String({ description: 'Created on or before this day, yyyy-mm-dd' })),
-          ...Page,
-        }),
-        response: { 200: OrderList, ...errorResponses },
-      },
-    },
-    async (req) => exactly(OrderList, await listOrdersForOperator(svc, pageOf(req.query))),
+  const partnerList = paged(
+    doc('List and search partners', 'listPartners'),
+    { q: Type.Optional(Type.String({ maxLength: 100, description: 'Part of a name, or an id’s start' })) },
+    PartnerList,
+  );
+  app.get('/admin/partners', { schema: partnerList }, async (req) =>
+    exactly(PartnerList, await listPartners(svc, pageOf(req.query))),
   );
 
-  app.get(
-    '/admin/partners',
-    {
-      schema: {
-        ...doc('List and search partners', 'listPartners'),
-        querystring: Type.Object({
-          q: Type.Optional(Type.String({ maxLength: 100, description: 'Part of a name, or an id’s start' })),
-          ...Page,
-        }),
-        response: { 200: PartnerList, ...errorResponses },
-      },
-    },
-    async (req) => exactly(PartnerList, await listPartners(svc, pageOf(req.query))),
-  );
+  const balances = {
+    ...paged(
+      doc('A partner’s balances and ledger (JSON or CSV)', 'getPartnerWallet'),
+      { format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])) },
+      PartnerWalletResponse,
+    ),
+    params: Id,
+  };
+  app.get('/admin/partners/:id/wallet', { schema: balances }, async (req, reply) => {
+    const { format, ...page } = req.query;
+    const wallet = exactly(PartnerWallet, await partnerWallet(svc, req.params.id, pageOf(page)));
+    if (format !== 'csv') return wallet;
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="ledger-${req.params.id}.csv"`)
+      .send(ledgerCsv(wallet));
+  });
 
-  app.get(
-    '/admin/partners/:id/wallet',
+  const audit = paged(
+    doc('The audit log of operator actions, newest first', 'getAuditLog'),
     {
-      schema: {
-        ...doc('A partner’s balances and ledger (JSON or CSV)', 'getPartnerWallet'),
-        params: Id,
-        querystring: Type.Object({
-          format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])),
-          ...Page,
-        }),
-        response: { 200: PartnerWalletResponse, ...errorResponses },
-      },
+      actor: Type.Optional(Type.String({ maxLength: 100 })),
+      target: Type.Optional(Type.String({ maxLength: 100 })),
     },
-    async (req, reply) => {
-      const { format, ...page } = req.query;
-      const wallet = exactly(PartnerWallet, await partnerWallet(svc, req.params.id, pageOf(page)));
-      if (format !== 'csv') return wallet;
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="ledger-${req.params.id}.csv"`)
-        .send(ledgerCsv(wallet));
-    },
+    AuditPage,
   );
-
-  app.get(
-    '/admin/audit',
-    {
-      schema: {
-        ...doc('The audit log of operator actions, newest first', 'getAuditLog'),
-        querystring: Type.Object({
-          actor: Type.Optional(Type.String({ maxLength: 100 })),
-          target: Type.Optional(Type.String({ maxLength: 100 })),
-          ...Page,
-        }),
-        response: { 200: AuditPage, ...errorResponses },
-      },
-    },
-    async (req) => exactly(AuditPage, await auditLog(svc, pageOf(req.query))),
+  app.get('/admin/audit', { schema: audit }, async (req) =>
+    exactly(AuditPage, await auditLog(svc, pageOf(req.query))),
   );
 
   const detail = {
@@ -276,20 +252,13 @@ export async function adminRoutes(
   app.get('/admin/orders/:id', { schema: detail }, async (req) =>
     exactly(OrderDetail, await orderDetail(svc, req.params.id)),
   );
-  const delivery = { 200: Delivery, ...errorResponses };
-  const resend = {
-    ...doc('Re-send the order’s webhook event', 'resendOrderWebhook'),
-    params: Id,
-    response: delivery,
-  };
+  // Both send one webhook delivery now and answer it.
+  const send = { params: Id, response: { 200: Delivery, ...errorResponses } };
+  const resend = { ...doc('Re-send the order’s webhook event', 'resendOrderWebhook'), ...send };
   app.post('/admin/orders/:id/webhook', { schema: resend }, async (req) =>
     exactly(Delivery, await resendOrderEvent(svc, req.params.id)),
   );
-  const test = {
-    ...doc('Send a test event to the partner’s webhook', 'sendWebhookTest'),
-    params: Id,
-    response: delivery,
-  };
+  const test = { ...doc('Send a test event to the partner’s webhook', 'sendWebhookTest'), ...send };
   app.post('/admin/partners/:id/webhook-test', { schema: test }, async (req) =>
     exactly(Delivery, await sendTestEvent(svc, req.params.id)),
   );

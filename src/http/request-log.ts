@@ -1,7 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Bindings, ChildLoggerOptions } from 'pino';
+import type { Bindings, ChildLoggerOptions, LogFn } from 'pino';
 
-type Method = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+/** The levels a FastifyBaseLogger logs at: one method each. */
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+type Level = (typeof LEVELS)[number];
 
 /**
  * The logger of one request (`req.log`), bound to its id as Fastify's own, but made only when the
@@ -10,6 +12,23 @@ type Method = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
  * get-offers' CPU (decision 0033), for requests that log nothing (nearly all of them).
  */
 export class RequestLogger implements FastifyBaseLogger {
+  // One method a level, each `this.write(level, args)`: made once, on the prototype, by the static
+  // block, so no request and no call makes one.
+  declare fatal: LogFn;
+  declare error: LogFn;
+  declare warn: LogFn;
+  declare info: LogFn;
+  declare debug: LogFn;
+  declare trace: LogFn;
+  declare silent: LogFn;
+  static {
+    for (const level of LEVELS) {
+      RequestLogger.prototype[level] = function (this: RequestLogger, ...args: unknown[]) {
+        this.write(level, args);
+      };
+    }
+  }
+
   private made: FastifyBaseLogger | undefined;
   private readonly parent: FastifyBaseLogger;
   private readonly bindings: Bindings;
@@ -25,9 +44,9 @@ export class RequestLogger implements FastifyBaseLogger {
     return (this.made ??= this.parent.child(this.bindings, this.options));
   }
 
-  private write(method: Method, args: unknown[]): void {
+  private write(level: Level, args: unknown[]): void {
     const logger = this.logger();
-    Reflect.apply(logger[method], logger, args);
+    Reflect.apply(logger[level], logger, args);
   }
 
   get level(): string {
@@ -36,28 +55,6 @@ export class RequestLogger implements FastifyBaseLogger {
 
   set level(level: string) {
     this.logger().level = level;
-  }
-
-  fatal(...args: unknown[]): void {
-    this.write('fatal', args);
-  }
-  error(...args: unknown[]): void {
-    this.write('error', args);
-  }
-  warn(...args: unknown[]): void {
-    this.write('warn', args);
-  }
-  info(...args: unknown[]): void {
-    this.write('info', args);
-  }
-  debug(...args: unknown[]): void {
-    this.write('debug', args);
-  }
-  trace(...args: unknown[]): void {
-    this.write('trace', args);
-  }
-  silent(...args: unknown[]): void {
-    this.write('silent', args);
   }
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
