@@ -46,15 +46,12 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     { schema: { querystring: Type.Object({ q: Text(), cursor: Text(64), done: Text(40) }) } },
     async (req, reply) => {
       const q = given(req.query.q);
-      const cursor = given(req.query.cursor);
       return listPage(req, reply, render, {
         view: 'partners',
-        path: '/console/partners',
         filters: { q },
-        cursor,
         data: { title: 'Partners', nav: 'partners', q: q ?? '' },
         rows: 'partners',
-        load: () => listPartners(svc, { limit: PAGE, ...(q ? { q } : {}), ...(cursor ? { cursor } : {}) }),
+        load: (page) => listPartners(svc, { limit: PAGE, ...(q ? { q } : {}), ...page }),
       });
     },
   );
