@@ -10,8 +10,7 @@ import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
 import { issuedFields, withoutPolicy } from './issued.ts';
-import { act, givenFields, Id, listPage, Text, type Render } from './web.ts';
-import type { ShowById } from '../http/pages.ts';
+import { act, givenFields, Id, listPage, showById, Text, type Render } from './web.ts';
 
 const ListQuery = Type.Object({
   q: Text(),
@@ -46,29 +45,21 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
     });
   });
 
-  const showOrder: ShowById = async (req, reply, id, extra = {}, status = 200) => {
+  const showOrder = showById(render, 'order', async (req, id) => {
     const order = await orderDetail(svc, id);
-    const session = req.consoleSession!;
-    return render(
-      req,
-      reply,
-      'order',
-      {
-        title: `Order ${order.id}`,
-        nav: 'orders',
-        order,
-        products: order.products.map((p) => ({
-          ...p,
-          fields: p.issued ? issuedFields(p.product, p.issued) : null,
-          withoutPolicy: p.issued ? null : withoutPolicy(order.status),
-        })),
-        refundable: order.status === 'failed' || order.status === 'completed',
-        canRefund: session.actor.role === 'admin',
-        ...extra,
-      },
-      status,
-    );
-  };
+    return {
+      title: `Order ${order.id}`,
+      nav: 'orders',
+      order,
+      products: order.products.map((p) => ({
+        ...p,
+        fields: p.issued ? issuedFields(p.product, p.issued) : null,
+        withoutPolicy: p.issued ? null : withoutPolicy(order.status),
+      })),
+      refundable: order.status === 'failed' || order.status === 'completed',
+      canRefund: req.consoleSession!.actor.role === 'admin',
+    };
+  });
 
   app.get('/orders/:id', { schema: { params: Id, querystring: DetailQuery } }, async (req, reply) =>
     showOrder(req, reply, req.params.id, { refundOpen: req.query.refund === '1' }),

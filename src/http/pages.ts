@@ -171,7 +171,18 @@ export type Render = (
   status?: number,
 ) => Promise<FastifyReply>;
 
-/** A page of one record by its id, with what the handler adds and the status to answer with. */
+/**
+ * A page its GET shows and its forms show again: with what the handler adds (a notice, a refusal,
+ * what a form keeps) and the status to answer with.
+ */
+export type Show = (
+  req: FastifyRequest,
+  reply: FastifyReply,
+  extra?: Record<string, unknown>,
+  status?: number,
+) => Promise<FastifyReply>;
+
+/** A page of one record by its id, as `Show`. */
 export type ShowById = (
   req: FastifyRequest,
   reply: FastifyReply,
@@ -179,6 +190,22 @@ export type ShowById = (
   extra?: Record<string, unknown>,
   status?: number,
 ) => Promise<FastifyReply>;
+
+/** A `Show` of `view` with what `data` reads (the page's title and nav among it). */
+export const showPage =
+  (render: Render, view: string, data: (req: FastifyRequest) => Promise<Record<string, unknown>>): Show =>
+  async (req, reply, extra = {}, status = 200) =>
+    render(req, reply, view, { ...(await data(req)), ...extra }, status);
+
+/** A `ShowById` of `view` with what `data` reads of the record (the page's title and nav among it). */
+export const showById =
+  (
+    render: Render,
+    view: string,
+    data: (req: FastifyRequest, id: string) => Promise<Record<string, unknown>>,
+  ): ShowById =>
+  async (req, reply, id, extra = {}, status = 200) =>
+    render(req, reply, view, { ...(await data(req, id)), ...extra }, status);
 
 /**
  * A page of a cursor-paged list, at its route's address: the use case's rows under `rows` from the

@@ -7,10 +7,19 @@ import type { Services } from '../app/services.ts';
 import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
-import { fromHtmx, givenFields, listPage, NOTICES, unlessRefused, userOf, type Render } from './web.ts';
-import type { ShowById } from '../http/pages.ts';
+import {
+  fromHtmx,
+  givenFields,
+  Id,
+  listPage,
+  NOTICES,
+  showById,
+  Text,
+  unlessRefused,
+  userOf,
+  type Render,
+} from './web.ts';
 
-const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 const ListQuery = Type.Object({
   q: Text(),
   status: Text(20),
@@ -19,7 +28,6 @@ const ListQuery = Type.Object({
   to: Text(10),
   cursor: Text(),
 });
-const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const PAGE = 25;
 
 /** Orders: search and filters with paging; an order's page with its history, policies and webhooks. */
@@ -35,16 +43,10 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
     });
   });
 
-  const showOrder: ShowById = async (req, reply, id, extra = {}, status = 200) => {
+  const showOrder = showById(render, 'order', async (req, id) => {
     const order = await readOrder(svc, userOf(req), id);
-    return render(
-      req,
-      reply,
-      'order',
-      { title: `Order ${order.id}`, current: 'orders', order, ...extra },
-      status,
-    );
-  };
+    return { title: `Order ${order.id}`, current: 'orders', order };
+  });
 
   app.get(
     '/orders/:id',

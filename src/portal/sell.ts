@@ -28,8 +28,7 @@ import {
   type Field,
   type Values,
 } from './schema-form.ts';
-import { refusal, unlessRefused, userOf, type Render } from './web.ts';
-import type { ShowById } from '../http/pages.ts';
+import { Id, refusal, showById, Text, unlessRefused, userOf, type Render } from './web.ts';
 
 /**
  * Sell: the sales desk (docs/decisions/0060-sales-desk-forms-from-schemas.md). Each step is a page
@@ -50,8 +49,6 @@ const FormBody = Type.Record(
   ]),
   { maxProperties: 400 },
 );
-const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
-const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 
 type Body = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v[0] ?? '') : (v ?? ''));
@@ -438,23 +435,16 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
   });
 
   // The sale's page: its price, the payments, and its policies when issued.
-  const showSale: ShowById = async (req, reply, id, extra = {}, status = 200) => {
+  const showSale = showById(render, 'sell-draft', async (req, id) => {
     const sale = await readSale(svc, userOf(req), id);
-    return render(
-      req,
-      reply,
-      'sell-draft',
-      {
-        title: `Order ${sale.order.id}`,
-        current: 'sell',
-        order: sale.order,
-        walletOffered: sale.walletOffered,
-        payment: { receipt_id: '', transaction_id: '' },
-        ...extra,
-      },
-      status,
-    );
-  };
+    return {
+      title: `Order ${sale.order.id}`,
+      current: 'sell',
+      order: sale.order,
+      walletOffered: sale.walletOffered,
+      payment: { receipt_id: '', transaction_id: '' },
+    };
+  });
 
   app.get(
     '/sell/orders/:id',
