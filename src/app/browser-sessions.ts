@@ -22,20 +22,21 @@ export const sessionKey = (sessionId: string | undefined): string | undefined =>
   sessionId && SESSION_ID.test(sessionId) ? tokenHash(sessionId) : undefined;
 
 /**
- * The live session row behind a cookie value: `find` reads it (seen since the idle limit); a session
- * whose holder has `ended` is deleted and is none; one not seen for a minute is marked seen.
+ * The live session row behind a cookie value: `find` (the table's repository) reads it, seen since
+ * the idle limit; a session whose holder has `ended` is deleted and is none; one not seen for a
+ * minute is marked seen.
  */
 export async function liveSession<R extends { last_seen_at: Date }>(
   svc: Services,
   table: SessionTable,
   sessionId: string | undefined,
-  find: (idSha256: string, idleSince: Date) => Promise<R | undefined>,
+  find: (db: Services['db'], idSha256: string, idleSince: Date) => Promise<R | undefined>,
   ended: (row: R) => boolean,
 ): Promise<R | undefined> {
   const idSha256 = sessionKey(sessionId);
   if (!idSha256) return undefined;
   const now = Date.now();
-  const row = await find(idSha256, new Date(now - SESSION_IDLE_MS));
+  const row = await find(svc.db, idSha256, new Date(now - SESSION_IDLE_MS));
   if (!row) return undefined;
   if (ended(row)) {
     await deleteSession(svc.db, table, idSha256);

@@ -10,8 +10,7 @@ import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
 import { issuedFields, withoutPolicy } from './issued.ts';
-import { act, given, Id, listPage, Text, type Render } from './web.ts';
-import type { ShowById } from '../http/pages.ts';
+import { act, givenFields, Id, listPage, showById, Text, type Render } from './web.ts';
 
 const ListQuery = Type.Object({
   q: Text(),
@@ -28,21 +27,10 @@ const PAGE = 25;
 /** Orders: search and filters with paging; an order's whole story, with Refund and Resend webhook. */
 export async function orderPages(app: App, svc: Services, render: Render): Promise<void> {
   app.get('/orders', { schema: { querystring: ListQuery } }, async (req, reply) => {
-    const filters = {
-      q: given(req.query.q),
-      status: given(req.query.status),
-      product: given(req.query.product),
-      partner_id: given(req.query.partner_id),
-      from: given(req.query.from),
-      to: given(req.query.to),
-    };
-    const defined = Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined));
-    const cursor = given(req.query.cursor);
+    const filters = givenFields(req.query, ['q', 'status', 'product', 'partner_id', 'from', 'to']);
     return listPage(req, reply, render, {
       view: 'orders',
-      path: '/console/orders',
       filters,
-      cursor,
       data: {
         title: 'Orders',
         nav: 'orders',
@@ -53,33 +41,25 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
         partners: (await listPartners(svc, { limit: 200 })).partners,
       },
       rows: 'orders',
-      load: () => listOrdersForOperator(svc, { ...defined, limit: PAGE, ...(cursor ? { cursor } : {}) }),
+      load: (page) => listOrdersForOperator(svc, { ...filters, limit: PAGE, ...page }),
     });
   });
 
-  const showOrder: ShowById = async (req, reply, id, extra = {}, status = 200) => {
+  const showOrder = showById(render, 'order', async (req, id) => {
     const order = await orderDetail(svc, id);
-    const session = req.consoleSession!;
-    return render(
-      req,
-      reply,
-      'order',
-      {
-        title: `Order ${order.id}`,
-        nav: 'orders',
-        order,
-        products: order.products.map((p) => ({
-          ...p,
-          fields: p.issued ? issuedFields(p.product, p.issued) : null,
-          withoutPolicy: p.issued ? null : withoutPolicy(order.status),
-        })),
-        refundable: order.status === 'failed' || order.status === 'completed',
-        canRefund: session.actor.role === 'admin',
-        ...extra,
-      },
-      status,
-    );
-  };
+    return {
+      title: `Order ${order.id}`,
+      nav: 'orders',
+      order,
+      products: order.products.map((p) => ({
+        ...p,
+        fields: p.issued ? issuedFields(p.product, p.issued) : null,
+        withoutPolicy: p.issued ? null : withoutPolicy(order.status),
+      })),
+      refundable: order.status === 'failed' || order.status === 'completed',
+      canRefund: req.consoleSession!.actor.role === 'admin',
+    };
+  });
 
   app.get('/orders/:id', { schema: { params: Id, querystring: DetailQuery } }, async (req, reply) =>
     showOrder(req, reply, req.params.id, { refundOpen: req.query.refund === '1' }),

@@ -46,15 +46,12 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     { schema: { querystring: Type.Object({ q: Text(), cursor: Text(64), done: Text(40) }) } },
     async (req, reply) => {
       const q = given(req.query.q);
-      const cursor = given(req.query.cursor);
       return listPage(req, reply, render, {
         view: 'partners',
-        path: '/console/partners',
         filters: { q },
-        cursor,
         data: { title: 'Partners', nav: 'partners', q: q ?? '' },
         rows: 'partners',
-        load: () => listPartners(svc, { limit: PAGE, ...(q ? { q } : {}), ...(cursor ? { cursor } : {}) }),
+        load: (page) => listPartners(svc, { limit: PAGE, ...(q ? { q } : {}), ...page }),
       });
     },
   );
@@ -252,31 +249,31 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     async (_req, id) => ((await sendTestEvent(svc, id)).delivered ? 'test-delivered' : 'test-failed'),
   );
 
-  for (const [verb, disabled] of [
-    ['disable', true],
-    ['enable', false],
-  ] as const) {
+  // A partner's switches, each a change of the operator API's PATCH and the notice it earns.
+  const switches = [
+    { verb: 'disable', what: 'disable partners', change: { disabled: true }, done: 'disabled' },
+    { verb: 'enable', what: 'enable partners', change: { disabled: false }, done: 'enabled' },
+    // Decision 0045: the switch to timestamped request signatures, and back.
+    {
+      verb: 'timestamped-required',
+      what: 'change partners',
+      change: { require_timestamped_signature: true },
+      done: 'timestamped-required',
+    },
+    {
+      verb: 'timestamped-optional',
+      what: 'change partners',
+      change: { require_timestamped_signature: false },
+      done: 'timestamped-optional',
+    },
+  ];
+  for (const { verb, what, change, done } of switches) {
     action(
       `/partners/:id/${verb}`,
-      { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what: `${verb} partners` },
+      { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what },
       async (_req, id) => {
-        await partners.changePartner(svc, id, { disabled });
-        return `${verb}d`;
-      },
-    );
-  }
-
-  // Decision 0045: the switch to timestamped request signatures, and back.
-  for (const [verb, require] of [
-    ['timestamped-required', true],
-    ['timestamped-optional', false],
-  ] as const) {
-    action(
-      `/partners/:id/${verb}`,
-      { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what: 'change partners' },
-      async (_req, id) => {
-        await partners.changePartner(svc, id, { require_timestamped_signature: require });
-        return verb;
+        await partners.changePartner(svc, id, change);
+        return done;
       },
     );
   }

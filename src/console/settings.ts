@@ -1,39 +1,26 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ADMIN_TOKEN_ACTOR, auditLog, listOperators } from '../app/admin/operators.ts';
 import { changeSettings, readSettings, resetSandboxClock, setSandboxClock } from '../app/admin/settings.ts';
 import type { Services } from '../app/services.ts';
 import { badRequest } from '../domain/errors.ts';
 import { isoLocal, isValidDate, localInstant } from '../domain/time.ts';
 import type { App } from '../http/typed.ts';
-import { act, given, listPage, Text, type Render } from './web.ts';
+import { act, givenFields, listPage, showPage, Text, type Render } from './web.ts';
 
 /** Settings (the balance-spending switch, the sandbox clock, the operators) and the audit log. */
 export async function settingsPages(app: App, svc: Services, render: Render): Promise<void> {
-  const showSettings = async (
-    req: FastifyRequest,
-    reply: FastifyReply,
-    extra: Record<string, unknown> = {},
-    status = 200,
-  ) => {
+  const showSettings = showPage(render, 'settings', async (req) => {
     const [settings, operators] = await Promise.all([readSettings(svc), listOperators(svc)]);
     const now = isoLocal(await svc.clock.now());
-    return render(
-      req,
-      reply,
-      'settings',
-      {
-        title: 'Settings',
-        nav: 'settings',
-        settings,
-        operators: operators.operators,
-        clock: svc.config.sandbox ? { now, local: now.slice(0, 19) } : null,
-        isAdmin: req.consoleSession!.actor.role === 'admin',
-        ...extra,
-      },
-      status,
-    );
-  };
+    return {
+      title: 'Settings',
+      nav: 'settings',
+      settings,
+      operators: operators.operators,
+      clock: svc.config.sandbox ? { now, local: now.slice(0, 19) } : null,
+      isAdmin: req.consoleSession!.actor.role === 'admin',
+    };
+  });
 
   app.get('/settings', { schema: { querystring: Type.Object({ done: Text(40) }) } }, async (req, reply) =>
     showSettings(req, reply),
@@ -87,30 +74,20 @@ export async function settingsPages(app: App, svc: Services, render: Render): Pr
     '/audit',
     { schema: { querystring: Type.Object({ actor: Text(100), target: Text(100), cursor: Text(20) }) } },
     async (req, reply) => {
-      const actor = given(req.query.actor);
-      const target = given(req.query.target);
-      const cursor = given(req.query.cursor);
+      const filters = givenFields(req.query, ['actor', 'target']);
       const names = new Map<string, string>([[ADMIN_TOKEN_ACTOR.id, ADMIN_TOKEN_ACTOR.name]]);
       for (const op of (await listOperators(svc)).operators) names.set(op.id, op.name);
       return listPage(req, reply, render, {
         view: 'audit',
-        path: '/console/audit',
-        filters: { actor, target },
-        cursor,
+        filters,
         data: {
           title: 'Audit log',
           nav: 'audit',
-          filters: { actor: actor ?? '', target: target ?? '' },
+          filters: { actor: filters.actor ?? '', target: filters.target ?? '' },
           names,
         },
         rows: 'entries',
-        load: () =>
-          auditLog(svc, {
-            limit: 30,
-            ...(actor ? { actor } : {}),
-            ...(target ? { target } : {}),
-            ...(cursor ? { cursor } : {}),
-          }),
+        load: (page) => auditLog(svc, { limit: 30, ...filters, ...page }),
       });
     },
   );

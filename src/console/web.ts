@@ -2,19 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleSession } from '../app/admin/console-sessions.ts';
 import { supportMay } from '../app/admin/operators.ts';
 import { forbidden } from '../domain/errors.ts';
-import { fromHtmx, queryOf, unlessRefused, type Render } from '../http/pages.ts';
+import { fromHtmx, unlessRefused } from '../http/pages.ts';
 
-export {
-  fromHtmx,
-  given,
-  Id,
-  queryOf,
-  refusal,
-  statusOf,
-  Text,
-  unlessRefused,
-  type Render,
-} from '../http/pages.ts';
+// The page plumbing both surfaces share, beside what is this surface's own.
+export * from '../http/pages.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -62,38 +53,6 @@ export function requireRole(req: FastifyRequest, method: string, adminPath: stri
   if (session.actor.role === 'support' && !supportMay(method, adminPath)) {
     throw forbidden(`The support role cannot ${what}: it reads, and re-sends webhooks. Ask an admin.`);
   }
-}
-
-/**
- * A page of a cursor-paged list: the use case's rows under `rows`, links to the next and the first
- * page that keep the filters (htmx is told the address it showed), or, when the use case refuses the
- * filters, the page without rows and with the reason at the operator API's status.
- */
-export async function listPage<K extends string>(
-  req: FastifyRequest,
-  reply: FastifyReply,
-  render: Render,
-  o: {
-    view: string;
-    path: string;
-    filters: Record<string, string | undefined>;
-    cursor: string | undefined;
-    data: Record<string, unknown>;
-    rows: K;
-    load: () => Promise<Record<K, unknown[]> & { next_cursor: string | null }>;
-  },
-): Promise<FastifyReply> {
-  const at = (cursor?: string | null) => `${o.path}${queryOf({ ...o.filters, cursor })}`;
-  if (fromHtmx(req)) reply.header('hx-push-url', at(o.cursor));
-  const data = { ...o.data, firstPage: o.cursor ? at() : null };
-  return unlessRefused(
-    async () => {
-      const page = await o.load();
-      const next = page.next_cursor ? at(page.next_cursor) : null;
-      return render(req, reply, o.view, { ...data, [o.rows]: page[o.rows], next });
-    },
-    (r) => render(req, reply, o.view, { ...data, [o.rows]: [], next: null, error: r.message }, r.status),
-  );
 }
 
 /**

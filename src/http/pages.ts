@@ -144,6 +144,22 @@ export function toSignIn(
 export const given = (v: string | undefined): string | undefined =>
   v === undefined || v.trim() === '' ? undefined : v.trim();
 
+/**
+ * The fields `keys` of a form or query that are `given`, trimmed, the others left out: a list page's
+ * filters, as its use case takes them.
+ */
+export function givenFields<K extends string>(
+  fields: Partial<Record<K, string>>,
+  keys: readonly K[],
+): Partial<Record<K, string>> {
+  const out: Partial<Record<K, string>> = {};
+  for (const k of keys) {
+    const v = given(fields[k]);
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
 /** Whether the request came from htmx (a partial update). */
 export const fromHtmx = (req: FastifyRequest): boolean => req.headers['hx-request'] === 'true';
 
@@ -155,7 +171,18 @@ export type Render = (
   status?: number,
 ) => Promise<FastifyReply>;
 
-/** A page of one record by its id, with what the handler adds and the status to answer with. */
+/**
+ * A page its GET shows and its forms show again: with what the handler adds (a notice, a refusal,
+ * what a form keeps) and the status to answer with.
+ */
+export type Show = (
+  req: FastifyRequest,
+  reply: FastifyReply,
+  extra?: Record<string, unknown>,
+  status?: number,
+) => Promise<FastifyReply>;
+
+/** A page of one record by its id, as `Show`. */
 export type ShowById = (
   req: FastifyRequest,
   reply: FastifyReply,
@@ -163,6 +190,54 @@ export type ShowById = (
   extra?: Record<string, unknown>,
   status?: number,
 ) => Promise<FastifyReply>;
+
+/** A `Show` of `view` with what `data` reads (the page's title and nav among it). */
+export const showPage =
+  (render: Render, view: string, data: (req: FastifyRequest) => Promise<Record<string, unknown>>): Show =>
+  async (req, reply, extra = {}, status = 200) =>
+    render(req, reply, view, { ...(await data(req)), ...extra }, status);
+
+/** A `ShowById` of `view` with what `data` reads of the record (the page's title and nav among it). */
+export const showById =
+  (
+    render: Render,
+    view: string,
+    data: (req: FastifyRequest, id: string) => Promise<Record<string, unknown>>,
+  ): ShowById =>
+  async (req, reply, id, extra = {}, status = 200) =>
+    render(req, reply, view, { ...(await data(req, id)), ...extra }, status);
+
+/**
+ * A page of a cursor-paged list, at its route's address: the use case's rows under `rows` from the
+ * query's `cursor` on, links to the next and the first page that keep the filters (htmx is told the
+ * address it showed), or, when the use case refuses the filters, the page without rows and with the
+ * reason at the operator API's status.
+ */
+export async function listPage<K extends string>(
+  req: FastifyRequest & { query: { cursor?: string | undefined } },
+  reply: FastifyReply,
+  render: Render,
+  o: {
+    view: string;
+    filters: Record<string, string | undefined>;
+    data: Record<string, unknown>;
+    rows: K;
+    load: (page: { cursor?: string }) => Promise<Record<K, unknown[]> & { next_cursor: string | null }>;
+  },
+): Promise<FastifyReply> {
+  const cursor = given(req.query.cursor);
+  const at = (c?: string | null) => `${req.routeOptions.url!}${queryOf({ ...o.filters, cursor: c })}`;
+  if (fromHtmx(req)) reply.header('hx-push-url', at(cursor));
+  const data = { ...o.data, firstPage: cursor ? at() : null };
+  return unlessRefused(
+    async () => {
+      const page = await o.load(cursor ? { cursor } : {});
+      const next = page.next_cursor ? at(page.next_cursor) : null;
+      return render(req, reply, o.view, { ...data, [o.rows]: page[o.rows], next });
+    },
+    (r) => render(req, reply, o.view, { ...data, [o.rows]: [], next: null, error: r.message }, r.status),
+  );
+}
 
 /** A query string of the given fields, the empty ones left out (links that keep a page's filters). */
 export function queryOf(fields: Record<string, string | undefined | null>): string {

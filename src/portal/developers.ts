@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { readDevelopers } from '../app/portal/read-developers.ts';
 import { retireSecret } from '../app/portal/retire-secret.ts';
 import { rotateSecret } from '../app/portal/rotate-secret.ts';
@@ -9,9 +8,8 @@ import { sendTestEvent } from '../app/portal/send-test-event.ts';
 import type { Services } from '../app/services.ts';
 import { WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
-import { unlessRefused, userOf, type Render } from './web.ts';
+import { showPage, Text, unlessRefused, userOf, type Render } from './web.ts';
 
-const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 /** A group of checkboxes: absent, one value, or several. */
 const Checks = Type.Optional(
   Type.Union([Type.String({ maxLength: 20 }), Type.Array(Type.String({ maxLength: 20 }), { maxItems: 10 })]),
@@ -20,28 +18,16 @@ const Csrf = { _csrf: Text() };
 
 /** Developers: the partner id, the secret's rotation, the webhook and its last deliveries. */
 export async function developerPages(app: App, svc: Services, render: Render): Promise<void> {
-  const show = async (
-    req: FastifyRequest,
-    reply: FastifyReply,
-    extra: Record<string, unknown> = {},
-    status = 200,
-  ) => {
+  const show = showPage(render, 'developers', async (req) => {
     const dev = await readDevelopers(svc, userOf(req));
-    return render(
-      req,
-      reply,
-      'developers',
-      {
-        title: 'Developers',
-        current: 'developers',
-        dev,
-        events: WEBHOOK_EVENT_STATUSES,
-        webhook: { url: dev.webhook_url ?? '', events: dev.webhook_events as readonly string[] },
-        ...extra,
-      },
-      status,
-    );
-  };
+    return {
+      title: 'Developers',
+      current: 'developers',
+      dev,
+      events: WEBHOOK_EVENT_STATUSES,
+      webhook: { url: dev.webhook_url ?? '', events: dev.webhook_events as readonly string[] },
+    };
+  });
 
   app.get('/developers', { schema: { querystring: Type.Object({ done: Text(40) }) } }, async (req, reply) =>
     show(req, reply),

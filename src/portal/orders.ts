@@ -7,10 +7,19 @@ import type { Services } from '../app/services.ts';
 import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
-import { fromHtmx, given, NOTICES, queryOf, unlessRefused, userOf, type Render } from './web.ts';
-import type { ShowById } from '../http/pages.ts';
+import {
+  fromHtmx,
+  givenFields,
+  Id,
+  listPage,
+  NOTICES,
+  showById,
+  Text,
+  unlessRefused,
+  userOf,
+  type Render,
+} from './web.ts';
 
-const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 const ListQuery = Type.Object({
   q: Text(),
   status: Text(20),
@@ -19,53 +28,25 @@ const ListQuery = Type.Object({
   to: Text(10),
   cursor: Text(),
 });
-const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const PAGE = 25;
 
 /** Orders: search and filters with paging; an order's page with its history, policies and webhooks. */
 export async function orderPages(app: App, svc: Services, render: Render): Promise<void> {
   app.get('/orders', { schema: { querystring: ListQuery } }, async (req, reply) => {
-    const user = userOf(req);
-    const filters = {
-      q: given(req.query.q),
-      status: given(req.query.status),
-      product: given(req.query.product),
-      from: given(req.query.from),
-      to: given(req.query.to),
-    };
-    const defined = Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined));
-    const cursor = given(req.query.cursor);
-    if (fromHtmx(req)) reply.header('hx-push-url', `/portal/orders${queryOf({ ...filters, cursor })}`);
-    const base = {
-      title: 'Orders',
-      current: 'orders',
+    const filters = givenFields(req.query, ['q', 'status', 'product', 'from', 'to']);
+    return listPage(req, reply, render, {
+      view: 'orders',
       filters,
-      statuses: ORDER_STATUSES,
-      products: PRODUCTS,
-      firstPage: cursor ? `/portal/orders${queryOf(filters)}` : null,
-    };
-    return unlessRefused(
-      async () => {
-        const page = await findOrders(svc, user, { ...defined, limit: PAGE, ...(cursor ? { cursor } : {}) });
-        const next = page.next_cursor
-          ? `/portal/orders${queryOf({ ...filters, cursor: page.next_cursor })}`
-          : null;
-        return render(req, reply, 'orders', { ...base, orders: page.orders, next });
-      },
-      (r) => render(req, reply, 'orders', { ...base, orders: [], next: null, error: r.message }, r.status),
-    );
+      data: { title: 'Orders', current: 'orders', filters, statuses: ORDER_STATUSES, products: PRODUCTS },
+      rows: 'orders',
+      load: (page) => findOrders(svc, userOf(req), { ...filters, limit: PAGE, ...page }),
+    });
   });
 
-  const showOrder: ShowById = async (req, reply, id, extra = {}, status = 200) => {
+  const showOrder = showById(render, 'order', async (req, id) => {
     const order = await readOrder(svc, userOf(req), id);
-    return render(
-      req,
-      reply,
-      'order',
-      { title: `Order ${order.id}`, current: 'orders', order, ...extra },
-      status,
-    );
-  };
+    return { title: `Order ${order.id}`, current: 'orders', order };
+  });
 
   app.get(
     '/orders/:id',

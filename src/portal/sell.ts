@@ -28,8 +28,7 @@ import {
   type Field,
   type Values,
 } from './schema-form.ts';
-import { refusal, unlessRefused, userOf, type Render } from './web.ts';
-import type { ShowById } from '../http/pages.ts';
+import { Id, refusal, showById, Text, unlessRefused, userOf, type Render } from './web.ts';
 
 /**
  * Sell: the sales desk (docs/decisions/0060-sales-desk-forms-from-schemas.md). Each step is a page
@@ -50,8 +49,6 @@ const FormBody = Type.Record(
   ]),
   { maxProperties: 400 },
 );
-const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
-const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 
 type Body = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v[0] ?? '') : (v ?? ''));
@@ -133,6 +130,37 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
     return check(data) ? undefined : (check.errors as FastifySchemaValidationError[]);
   };
 
+  /**
+   * A step's form sent to a partner API use case: the request checked against the API's own schema
+   * (`strip` is where the form's fields sit in it), then `run`. A refusal of either is the form
+   * `again`, with the reason beside the field of `keys` it names, or above the form.
+   */
+  function submit(
+    req: FastifyRequest,
+    o: {
+      schema: TSchema;
+      request: unknown;
+      strip: string;
+      keys: readonly string[];
+      again: (
+        fault: { errors: Map<string, string> } | { error: string },
+        status: number,
+      ) => Promise<FastifyReply>;
+      run: () => Promise<FastifyReply>;
+    },
+  ): Promise<FastifyReply> {
+    const refused = (message: string, at: string | undefined, status: number) => {
+      const key = fieldOfReason(message, o.keys, at);
+      return o.again(key ? { errors: new Map([[key, message]]) } : { error: message }, status);
+    };
+    const invalid = validate(req, o.schema, o.request);
+    if (invalid) {
+      const r = schemaRefusal(invalid, o.strip);
+      return refused(r.message, r.path, 400);
+    }
+    return unlessRefused(o.run, (r) => refused(r.message, undefined, r.status));
+  }
+
   /** Rows added or removed by a form's `Add …` and `Remove` buttons. */
   function reshape(body: Body, rows: Map<string, number>, values: Values): boolean {
     const add = one(body._add);
@@ -161,6 +189,15 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
     rows.set(list, Math.max(1, n - 1));
     return true;
   }
+
+  /** What a step's form sends: the desk opened for the user, the product's module and the form's values. */
+  const deskForm = (req: FastifyRequest) => {
+    openDesk(userOf(req));
+    const body = req.body as Body;
+    const product = one(body.product);
+    const m = sellModule(product);
+    return { body, product, m, ...formValues(body) };
+  };
 
   // Step 1: the product, and its get-offers form.
   const showQuote = async (
@@ -201,31 +238,17 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
 
   // Step 2: the offers. Nothing changes here: the answer is the page.
   app.post('/sell/offers', { schema: { body: FormBody } }, async (req, reply) => {
-    openDesk(userOf(req));
-    const body = req.body as Body;
-    const product = one(body.product);
-    const m = sellModule(product);
-    const { values, rows } = formValues(body);
+    const { body, product, m, values, rows } = deskForm(req);
     if (reshape(body, rows, values)) return showQuote(req, reply, product, { values, rows });
     const request = { product: m.product, ...requestOf(m.schemas.quote, values, rows) };
     const keys = keysOf(fieldsOf(m.schemas.quote, { values, rows, choices: choicesFor(product) }));
-    const refused = (message: string, at?: string, status = 400) => {
-      const key = fieldOfReason(message, keys, at);
-      return showQuote(
-        req,
-        reply,
-        product,
-        key ? { values, rows, errors: new Map([[key, message]]) } : { values, rows, error: message },
-        status,
-      );
-    };
-    const invalid = validate(req, routes.getOffers.body, request);
-    if (invalid) {
-      const r = schemaRefusal(invalid, '');
-      return refused(r.message, r.path);
-    }
-    return unlessRefused(
-      async () => {
+    return submit(req, {
+      schema: routes.getOffers.body,
+      request,
+      strip: '',
+      keys,
+      again: (fault, status) => showQuote(req, reply, product, { values, rows, ...fault }, status),
+      run: async () => {
         const offers = offersOf(await sellQuote(svc, userOf(req), request));
         return render(req, reply, 'sell-offers', {
           title: 'Offers',
@@ -236,8 +259,7 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
           offers: offers.map((o) => ({ ...o, chosenJson: JSON.stringify(o.chosen) })),
         });
       },
-      (r) => refused(r.message, undefined, r.status),
-    );
+    });
   });
 
   /** What the chosen offer and the quote fill in of the create-order form. */
@@ -375,11 +397,7 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
 
   // Step 4: the draft. A redirect to its page, so a reload creates nothing.
   app.post('/sell/orders', { schema: { body: FormBody } }, async (req, reply) => {
-    openDesk(userOf(req));
-    const body = req.body as Body;
-    const product = one(body.product);
-    const m = sellModule(product);
-    const { values, rows } = formValues(body);
+    const { body, product, m, values, rows } = deskForm(req);
     const token = one(body.token);
     if (!/^[A-Za-z0-9_-]{20,40}$/.test(token)) {
       throw Object.assign(new Error('This form is incomplete: start again from Sell.'), { statusCode: 400 });
@@ -403,47 +421,30 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
       'customer.phone',
       'customer.email',
     ];
-    const refused = (message: string, at?: string, status = 400) => {
-      const key = fieldOfReason(message, keys, at);
-      return showOrderForm(
-        req,
-        reply,
-        key ? { ...state, errors: new Map([[key, message]]) } : { ...state, error: message },
-        status,
-      );
-    };
-    const invalid = validate(req, routes.createOrder.body, input);
-    if (invalid) {
-      const r = schemaRefusal(invalid, '/products/0');
-      return refused(r.message, r.path);
-    }
-    return unlessRefused(
-      async () => {
+    return submit(req, {
+      schema: routes.createOrder.body,
+      request: input,
+      strip: '/products/0',
+      keys,
+      again: (fault, status) => showOrderForm(req, reply, { ...state, ...fault }, status),
+      run: async () => {
         const id = await sellCreateOrder(svc, userOf(req), token, input);
         return reply.redirect(`/portal/sell/orders/${encodeURIComponent(id)}`, 303);
       },
-      (r) => refused(r.message, undefined, r.status),
-    );
+    });
   });
 
   // The sale's page: its price, the payments, and its policies when issued.
-  const showSale: ShowById = async (req, reply, id, extra = {}, status = 200) => {
+  const showSale = showById(render, 'sell-draft', async (req, id) => {
     const sale = await readSale(svc, userOf(req), id);
-    return render(
-      req,
-      reply,
-      'sell-draft',
-      {
-        title: `Order ${sale.order.id}`,
-        current: 'sell',
-        order: sale.order,
-        walletOffered: sale.walletOffered,
-        payment: { receipt_id: '', transaction_id: '' },
-        ...extra,
-      },
-      status,
-    );
-  };
+    return {
+      title: `Order ${sale.order.id}`,
+      current: 'sell',
+      order: sale.order,
+      walletOffered: sale.walletOffered,
+      payment: { receipt_id: '', transaction_id: '' },
+    };
+  });
 
   app.get(
     '/sell/orders/:id',

@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { PortalSession } from '../app/portal/session.ts';
 
-export { fromHtmx, given, queryOf, refusal, statusOf, unlessRefused, type Render } from '../http/pages.ts';
+// The page plumbing both surfaces share, beside what is this surface's own.
+export * from '../http/pages.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -61,7 +61,7 @@ export async function sessionFor(
     svc,
     'console_sessions',
     sessionId,
-    (idSha256, idleSince) => findLiveSession(svc.db, idSha256, idleSince),
+    findLiveSession,
     (r) =>
       r.operator_disabled ||
       r.token_sha256 === null ||

@@ -41,18 +41,16 @@ export async function openSession(
   return { sessionId, session: { user, csrfSecret } };
 }
 
+/** A session ends as soon as its user or the user's partner is disabled. */
+const holderDisabled = (r: { disabled_at: Date | null; partner_disabled: boolean }) =>
+  r.disabled_at !== null || r.partner_disabled;
+
 /** The live session behind a cookie value, or undefined (unknown, idle 12 h, user or partner disabled). */
 export async function portalSessionFor(
   svc: Services,
   sessionId: string | undefined,
 ): Promise<PortalSession | undefined> {
-  const row = await liveSession(
-    svc,
-    'portal_sessions',
-    sessionId,
-    (idSha256, idleSince) => findLivePortalSession(svc.db, idSha256, idleSince),
-    (r) => r.disabled_at !== null || r.partner_disabled,
-  );
+  const row = await liveSession(svc, 'portal_sessions', sessionId, findLivePortalSession, holderDisabled);
   if (!row) return undefined;
   return { user: portalUserOf(row), csrfSecret: row.csrf_secret };
 }
