@@ -31,7 +31,6 @@ import { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import { capConnectionsPerAddress, proxyMatcher } from './client-address.ts';
 import { operatorAuthFailures } from './operator-auth-failures.ts';
 import { sharedSchemas } from './schemas.ts';
-import { utf8Serializers } from './utf8-replies.ts';
 import { guardParamsAndQuery } from './text-guard.ts';
 import type { App } from './typed.ts';
 
@@ -86,7 +85,6 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
       customOptions: { coerceTypes: false, removeAdditional: false, discriminator: true, allErrors: false },
     },
     return503OnClosing: true,
-    schemaController: { compilersFactory: { buildSerializer: utf8Serializers } },
     schemaErrorFormatter: (errors, dataVar) => new Error(schemaErrorMessage(errors, dataVar)),
     forceCloseConnections: false,
     // request.ip: the peer, or behind a trusted proxy the right-most X-Forwarded-For entry that is
