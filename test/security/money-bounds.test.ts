@@ -57,6 +57,22 @@ describe('finding 10: wallet credits have no upper bound and lose precision past
     expect((await balance(h, p)).wallets.promo).toBe(0.01);
   });
 
+  it('answers a repeated credit reference with the balance, even once the sub-wallet is full', async () => {
+    const p = await h.newPartner();
+    for (let i = 0; i < 99; i++) expect((await credit(p, 10_000_000)).status).toBe(200);
+    const last = await credit(p, 10_000_000, 'online', 'wire-last');
+    expect(last.status).toBe(200);
+    expect((await balance(h, p)).wallets.online).toBe(1_000_000_000);
+    const entries = await ledgerCount(p);
+    // The same transfer reported again (a retry after a lost answer): nothing more, no refusal.
+    const again = await credit(p, 10_000_000, 'online', 'wire-last');
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.wallets).toEqual(last.body.wallets);
+    expect(await ledgerCount(p)).toBe(entries);
+    // A new reference past the limit is still refused.
+    expect((await credit(p, 0.01, 'online', 'wire-new')).status).toBe(400);
+  });
+
   it('a refund always books, even past the sub-wallet limit', async () => {
     const p = await h.newPartner();
     await credit(p, 5_000);

@@ -1,6 +1,6 @@
 import { badRequest, notFound } from '../../domain/errors.ts';
 import { partnerExists } from '../../db/repos/partners.ts';
-import { book, lockWallet } from '../../db/repos/wallets.ts';
+import { book, creditBooked, lockWallet } from '../../db/repos/wallets.ts';
 import { baniToMdl, formatAmount, mdlToBani } from '../../domain/money.ts';
 import { MAX_CREDIT_BANI, MAX_SUB_WALLET_BANI } from '../../domain/wallet.ts';
 import type { SubWallet } from '../../db/schema.ts';
@@ -49,6 +49,8 @@ export async function creditWallet(
     const wallet = await lockWallet(trx, input.partnerId);
     if (!wallet) throw notFound(`Partner ${input.partnerId} has no wallet`);
     if (wallet[input.wallet] + input.amountBani > MAX_SUB_WALLET_BANI) {
+      // A repeat of a credit already booked is answered as every repeat is, full wallet or not.
+      if (await creditBooked(trx, input.partnerId, input.reference)) return balanceView(wallet, now);
       throw badRequest(
         `This credit would take the ${input.wallet} wallet past ${formatAmount(MAX_SUB_WALLET_BANI, 'MDL')}, the most a sub-wallet holds: nothing was credited`,
       );

@@ -98,6 +98,22 @@ export async function bookEntry(
   return { wallet: updated, entryId: inserted.id };
 }
 
+/** Whether a credit with this reference is already in the partner's ledger. */
+export async function creditBooked(
+  trx: Transaction<DB>,
+  partnerId: string,
+  reference: string,
+): Promise<boolean> {
+  const row = await trx
+    .selectFrom('ledger_entries')
+    .select('id')
+    .where('partner_id', '=', partnerId)
+    .where('reference', '=', reference)
+    .where('kind', '=', 'credit')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export type LedgerRow = Selectable<LedgerEntriesTable>;
 
 /**
