@@ -23,7 +23,14 @@ import type { SubWallet } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { refundOrder } from '../app/refund-order.ts';
 import { changeSettings, readSettings, resetSandboxClock, setSandboxClock } from '../app/admin/settings.ts';
-import { asActor, auditLog, createOperator, disableOperator, listOperators } from '../app/admin/operators.ts';
+import {
+  asActor,
+  auditLog,
+  createOperator,
+  disableOperator,
+  listOperators,
+  rotateOperatorToken,
+} from '../app/admin/operators.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
 import { baniToMdl, mdlTextToBani } from '../domain/money.ts';
@@ -63,6 +70,7 @@ const USAGE = `usage: npm run admin -- <command>
   secrets re-encrypt   every stored partner secret under SECRET_KEY (after a key rotation)
   operators create --name <name> --role admin|support   an operator token (shown once)
   operators list | operators disable <operator id>
+  operators rotate <operator id>   a new token for the operator (shown once); the old one stops at once
   audit [--actor <id>] [--target <id>] [--limit <n>] [--cursor <cursor>]   newest first
   backup <file>    pg_dump -Fc of the whole database, while the service runs; keep the secret key beside it
   restore <file>   into an empty DATA_DIR or database, the service stopped; refuses any other
@@ -240,6 +248,8 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       return listOperators(svc);
     case 'operators disable':
       return disableOperator(svc, need(rest[0], 'operator id'));
+    case 'operators rotate':
+      return rotateOperatorToken(svc, need(rest[0], 'operator id'));
     case 'audit':
       return auditLog(svc, {
         ...given({ actor: opt.actor, target: opt.target, cursor: opt.cursor }),

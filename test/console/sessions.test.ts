@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOperator, disableOperator } from '../../src/app/admin/operators.ts';
+import { createOperator, disableOperator, rotateOperatorToken } from '../../src/app/admin/operators.ts';
 import { localDate } from '../../src/domain/time.ts';
 import { rcaItem, startHarness, type Harness } from '../support/harness.ts';
 
@@ -136,6 +136,35 @@ describe('a session', () => {
     expect(page.body).toContain('Dana');
     await disableOperator(h.service.svc, op.id);
     expect((await get('/console', header)).statusCode).toBe(303);
+  });
+
+  it("ends when its operator's token is rotated; the new token opens the API and the console", async () => {
+    const op = await createOperator(h.service.svc, { name: 'Radu', role: 'support' });
+    const { header } = await signIn(op.token);
+    expect((await get('/console', header)).statusCode).toBe(200);
+    const rotated = await rotateOperatorToken(h.service.svc, op.id);
+    expect(rotated).toMatchObject({ id: op.id, name: 'Radu', role: 'support' });
+    expect(rotated.token).not.toBe(op.token);
+    expect((await get('/console', header)).statusCode).toBe(303);
+    const api = (token: string) =>
+      h.service.app.inject({
+        method: 'GET',
+        url: '/admin/partners',
+        headers: { authorization: `Bearer ${token}` },
+      });
+    expect((await api(op.token)).statusCode).toBe(403);
+    expect((await api(rotated.token)).statusCode).toBe(200);
+    expect((await signIn(rotated.token)).cookie).toBeDefined();
+    // The log names the rotation and never the token.
+    const log = await h.admin<{ entries: { action: string; target: string }[] }>(
+      'GET',
+      `/admin/audit?target=${op.id}`,
+    );
+    expect(log.body.entries.map((e) => e.action)).toContain('operator.rotate_token');
+    expect(JSON.stringify(log.body)).not.toContain(rotated.token);
+    // A disabled operator gets no new token.
+    await disableOperator(h.service.svc, op.id);
+    await expect(rotateOperatorToken(h.service.svc, op.id)).rejects.toThrow('Operator not found or disabled');
   });
 
   it('refuses a POST without its CSRF token or from another origin (403), and accepts the header htmx sends', async () => {

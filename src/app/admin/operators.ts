@@ -5,7 +5,7 @@ import { badRequest, notFound } from '../../domain/errors.ts';
 import { isoLocal } from '../../domain/time.ts';
 import { insertAudit, listAudit } from '../../db/repos/audit.ts';
 import {
-  disableOperator as disableOperatorRow,
+  changeEnabledOperator,
   insertOperator,
   listOperators as listOperatorRows,
   operatorByTokenHash,
@@ -145,6 +145,8 @@ const operatorView = (o: OperatorRow) => ({
 });
 
 /** A new operator token with a role; the token is shown here only, the service keeps its hash. */
+const newOperatorToken = (svc: Services) => `pol_${Buffer.from(svc.randomBytes(24)).toString('base64url')}`;
+
 export async function createOperator(svc: Services, input: { name: string; role: string }) {
   if (!(ROLES as readonly string[]).includes(input.role)) {
     throw badRequest(`role must be one of: ${ROLES.join(', ')}`);
@@ -152,7 +154,7 @@ export async function createOperator(svc: Services, input: { name: string; role:
   const name = input.name.trim();
   if (name.length === 0 || name.length > 200) throw badRequest('name must be 1 to 200 characters');
   const id = `op_${Buffer.from(svc.randomBytes(6)).toString('hex')}`;
-  const token = `pol_${Buffer.from(svc.randomBytes(24)).toString('base64url')}`;
+  const token = newOperatorToken(svc);
   const at = new Date(await svc.clock.now());
   const row = await svc.db.transaction().execute(async (trx) => {
     const created = await insertOperator(trx, {
@@ -172,11 +174,28 @@ export async function listOperators(svc: Services) {
   return { operators: (await listOperatorRows(svc.db)).map(operatorView) };
 }
 
+/**
+ * A new token for an enabled operator, shown once: the old token opens nothing from then on, and the
+ * console sessions opened with it end (decision 0047). The operator keeps its id, name and role, so
+ * the audit log reads on as one person.
+ */
+export async function rotateOperatorToken(svc: Services, id: string) {
+  const token = newOperatorToken(svc);
+  const at = new Date(await svc.clock.now());
+  const row = await svc.db.transaction().execute(async (trx) => {
+    const rotated = await changeEnabledOperator(trx, id, { token_sha256: tokenHash(token) });
+    if (!rotated) throw notFound('Operator not found or disabled');
+    await audit(trx, { action: 'operator.rotate_token', target: id, at });
+    return rotated;
+  });
+  return { ...operatorView(row), token };
+}
+
 /** Disables an operator's token at once; the row stays, for the audit log's sake. */
 export async function disableOperator(svc: Services, id: string) {
   const at = new Date(await svc.clock.now());
   return svc.db.transaction().execute(async (trx) => {
-    const row = await disableOperatorRow(trx, id, at);
+    const row = await changeEnabledOperator(trx, id, { disabled_at: at });
     if (!row) throw notFound('Operator not found or already disabled');
     const view = operatorView(row);
     await audit(trx, {

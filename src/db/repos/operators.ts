@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../database.ts';
 import type { OperatorsTable } from '../schema.ts';
 
@@ -26,10 +26,18 @@ export async function listOperators(db: Db): Promise<OperatorRow[]> {
   return db.selectFrom('operators').selectAll().orderBy('created_at').orderBy('id').execute();
 }
 
-export async function disableOperator(db: Db, id: string, at: Date): Promise<OperatorRow | undefined> {
+/**
+ * Changes an enabled operator (its token, or disables it); undefined when no enabled operator has
+ * this id. A new token's hash replaces the old, which opens nothing from then on.
+ */
+export async function changeEnabledOperator(
+  db: Db,
+  id: string,
+  change: Pick<Updateable<OperatorsTable>, 'token_sha256' | 'disabled_at'>,
+): Promise<OperatorRow | undefined> {
   return db
     .updateTable('operators')
-    .set({ disabled_at: at })
+    .set(change)
     .where('id', '=', id)
     .where('disabled_at', 'is', null)
     .returningAll()
