@@ -69,14 +69,21 @@ export async function bookWalletPayments(
   log?: Pick<Logger, 'warn'>,
 ): Promise<Settled<WalletPayment>[]> {
   const results: Settled<WalletPayment>[] = [];
-  const groups = new Map<string, number[]>();
+  // An order named again goes to a later statement of its group, which sees what the earlier one
+  // did: within one statement a second job of an order is refused as though the first had paid it,
+  // which is wrong when the first found the balance short.
+  const groups = new Map<string, { jobs: number[]; orders: Set<string> }>();
   jobs.forEach((job, i) => {
     const key = rulesKey(job);
-    const group = groups.get(key);
-    if (group) group.push(i);
-    else groups.set(key, [i]);
+    let round = 0;
+    while (groups.get(`${round}\n${key}`)?.orders.has(job.orderId)) round++;
+    const group = groups.get(`${round}\n${key}`);
+    if (group) {
+      group.jobs.push(i);
+      group.orders.add(job.orderId);
+    } else groups.set(`${round}\n${key}`, { jobs: [i], orders: new Set([job.orderId]) });
   });
-  for (const group of groups.values()) {
+  for (const { jobs: group } of groups.values()) {
     // A payment alone takes the single statement, which costs the server less.
     if (group.length === 1) {
       results[group[0]!] = await settled(payOrderFromWallet(db, jobs[group[0]!]!));

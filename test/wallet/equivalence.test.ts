@@ -393,6 +393,15 @@ describe('one partner’s wallet payments, one at a time and as one batch', () =
             arrivals: [2, 0, 1, 3],
           },
         ],
+        // One order the balance does not cover, paid six times at once: each answer is the balance's.
+        [
+          {
+            wallet: { promo: 0, online: 0 },
+            spending: true,
+            orders: [draft(250)],
+            arrivals: [0, 0, 0, 0, 0, 0],
+          },
+        ],
       ],
     });
     expect((await reconcile(h.service.svc.db)).differences).toEqual([]);
