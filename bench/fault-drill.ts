@@ -466,7 +466,7 @@ export async function drill(
     }
   });
 
-  // /readyz every 100 ms: the longest stretch it was not 200.
+  // /readyz every 100 ms: how long, in all, it was not 200.
   let unreadySince: number | undefined;
   let unready = 0;
   let lastReady = Date.now();

@@ -1,6 +1,6 @@
-import { createServer, type AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freePort } from '../multiprocess/process.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { launchBrowser, screenshot, watchedPage } from '../support/browser.ts';
 
@@ -18,16 +18,6 @@ beforeAll(async () => {
   browser = await launchBrowser();
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 afterAll(async () => {
   await browser?.close();
   await h?.close();

@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localDate } from '../../src/domain/time.ts';
 import { buildServer } from '../../src/http/server.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
@@ -124,7 +125,7 @@ describe('finding 12: /docs without a CSP or frame protection, its server from H
 
 describe('finding 13: a refunded order’s policy PDF is still served', () => {
   it('answers 410 on the public URL after the refund, and the console still opens it', async () => {
-    const today = new Date().toISOString().slice(0, 10);
+    const today = localDate(await h.service.svc.clock.now());
     const id = await paidRcaOrder(h, h.demo, today);
     const done = await h.waitForStatus(id, 'completed');
     const file = (done.body.products as { file?: string }[])[0]!.file!;
