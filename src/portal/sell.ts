@@ -301,6 +301,8 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
     return { values, rows, fixed };
   }
 
+  const incomplete = () =>
+    Object.assign(new Error('This form is incomplete: start again from Sell.'), { statusCode: 400 });
   const parseJson = (text: string): Record<string, unknown> => {
     try {
       const v: unknown = JSON.parse(text);
@@ -308,8 +310,19 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
     } catch {
       // refused below
     }
-    throw Object.assign(new Error('This form is incomplete: start again from Sell.'), { statusCode: 400 });
+    throw incomplete();
   };
+  // What the offers page sent back is trusted no more than any form: the quote must be a get-offers
+  // request the API would take, and of the chosen offer only its plain values are read.
+  const parseQuote = (req: FastifyRequest, text: string) => {
+    const quote = parseJson(text);
+    if (validate(req, routes.getOffers.body, quote)) throw incomplete();
+    return quote;
+  };
+  const parseOffer = (text: string) =>
+    Object.fromEntries(
+      Object.entries(parseJson(text)).filter(([, v]) => v === null || typeof v !== 'object'),
+    );
 
   // Step 3: the chosen offer's create-order form, with the customer.
   const showOrderForm = async (
@@ -330,7 +343,7 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
   ) => {
     openDesk(userOf(req));
     const m = sellModule(o.product);
-    const { fixed } = prefill(o.product, parseJson(o.quote), parseJson(o.offer));
+    const { fixed } = prefill(o.product, parseQuote(req, o.quote), parseOffer(o.offer));
     const fields = fieldsOf(m.schemas.order, {
       values: o.values,
       rows: o.rows,
@@ -338,7 +351,7 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
       skip: fixed,
       ...(o.errors ? { errors: o.errors } : {}),
     });
-    const offer = parseJson(o.offer);
+    const offer = parseOffer(o.offer);
     const all = fieldsOf(m.schemas.order, { values: new Map(), rows: new Map(), choices: () => undefined });
     const flat = (fs: Field[]): Field[] => fs.flatMap((f) => [f, ...flat(f.children ?? [])]);
     const labels = new Map(flat(all).map((f) => [f.key, f.label]));
@@ -382,7 +395,7 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
     const product = one(body.product);
     const quote = one(body.quote);
     const offer = one(body.offer);
-    const { values, rows } = prefill(product, parseJson(quote), parseJson(offer));
+    const { values, rows } = prefill(product, parseQuote(req, quote), parseOffer(offer));
     return showOrderForm(req, reply, {
       product,
       quote,

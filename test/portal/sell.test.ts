@@ -197,6 +197,27 @@ describe('the steps', () => {
   });
 });
 
+describe('what the offers page sends back', () => {
+  it('is checked again: a hand-made quote or offer is a 400 that says start again, never a 500', async () => {
+    const { fields } = await choose(
+      'rca',
+      { 'f.vehicle': '100000001', 'f.duration': '365', 'f.idnx': '2003000000016' },
+      /Moldasig/,
+    );
+    const deep = `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    for (const change of [{ offer: '[1]' }, { quote: deep }, { quote: '{"product":"rca","vehicle":"1"}' }]) {
+      const res = await post(h, '/portal/sell/order', cashier.cookie, { ...fields, ...change });
+      expect(res.statusCode, JSON.stringify(change).slice(0, 80)).toBe(400);
+      expect(res.body).toContain('This form is incomplete: start again from Sell.');
+    }
+    // Of the chosen offer only plain values are read: an object where a value was is left out.
+    for (const offer of ['{"name":{"toString":1}}', '{"insurance_company":{"toString":1}}']) {
+      const res = await post(h, '/portal/sell/order', cashier.cookie, { ...fields, offer });
+      expect(res.statusCode, offer).toBe(200);
+    }
+  });
+});
+
 describe('the customer', () => {
   it('must have a phone: the refusal is beside Phone, and nothing is created', async () => {
     const { body, fields } = await choose(
