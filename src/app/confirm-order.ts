@@ -4,7 +4,8 @@ import { paymentRefusal } from '../domain/payment.ts';
 import { isoLocal } from '../domain/time.ts';
 import { queueIssuance } from '../db/repos/issuance-outbox.ts';
 import { lockOrderWithItems, transition } from '../db/repos/orders.ts';
-import type { OrderItemRow, OrderRow, PartnerRow, PaymentData } from '../db/schema.ts';
+import type { Transaction } from 'kysely';
+import type { DB, OrderItemRow, OrderRow, PartnerRow, PaymentData } from '../db/schema.ts';
 import { orderView } from './order-view.ts';
 import { payableOrder, payableWindows } from './payability.ts';
 import type { Services } from './services.ts';
@@ -20,7 +21,14 @@ export interface PaymentInput {
 
 const PAID_AT_SLACK_MS = 5 * 60_000;
 
-export async function confirmOrder(svc: Services, partner: PartnerRow, id: string, payment: PaymentInput) {
+export async function confirmOrder(
+  svc: Services,
+  partner: PartnerRow,
+  id: string,
+  payment: PaymentInput,
+  /** Runs in the payment's transaction when this call paid the order (not on a repeat). */
+  onPaid?: (trx: Transaction<DB>) => Promise<void>,
+) {
   const now = await svc.clock.now();
   const view = await svc.db.transaction().execute(async (trx) => {
     // Under the order's row lock, the checks every payment shares (decision 0005), answered here
@@ -55,6 +63,7 @@ export async function confirmOrder(svc: Services, partner: PartnerRow, id: strin
       set: { payment: JSON.stringify(stored), payment_method: 'customer', paid_at: at },
     });
     await queueIssuance(trx, id, at);
+    await onPaid?.(trx);
     return present(svc, { ...order, status: 'paid' }, items, now);
   });
   svc.jobs.issuanceQueued();

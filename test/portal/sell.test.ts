@@ -272,6 +272,8 @@ describe('the Romanian vignette on the sandbox clock', () => {
       const paid = await record(page, n);
       expect(paid.statusCode, paid.body).toBe(303);
       expect(paid.headers.location).toBe(`${page}?done=payment-recorded`);
+      // Pressed again (the same receipt): the order as it is, and no second entry in the log.
+      expect((await record(page, n)).statusCode).toBe(303);
       const audited = await h.service.svc.db
         .selectFrom('audit_log')
         .where('target', '=', page.split('/').at(-1)!)

@@ -89,17 +89,25 @@ export async function sellCreateOrder(
 ): Promise<string> {
   requireArea(user, 'sell');
   const partner = await partnerOf(svc, user);
-  return once(svc, partner.id, `portal:create-order:${token}`, () =>
-    asUser(user, async () => {
+  let price: number | undefined;
+  return once(
+    svc,
+    partner.id,
+    `portal:create-order:${token}`,
+    async () => {
       const order = await createOrder(svc, partner, input);
-      await audit(svc.db, {
-        action: 'order.create',
-        target: order.id,
-        after: { price: order.price, products: input.products.map((p) => p.product) },
-        at: new Date(await svc.clock.now()),
-      });
+      price = order.price;
       return order.id;
-    }),
+    },
+    (id) =>
+      asUser(user, async () =>
+        audit(svc.db, {
+          action: 'order.create',
+          target: id,
+          after: { price, products: input.products.map((p) => p.product) },
+          at: new Date(await svc.clock.now()),
+        }),
+      ),
   );
 }
 
@@ -125,17 +133,24 @@ export async function sellPayFromWallet(svc: Services, user: PortalUser, id: str
   requireArea(user, 'sell');
   const partner = await partnerOf(svc, user);
   await ownedOrder(svc, user, id);
-  await once(svc, partner.id, `portal:pay-from-wallet:${id}`, () =>
-    asUser(user, async () => {
-      const paid = await payFromWallet(svc, partner, id);
-      await audit(svc.db, {
-        action: 'order.pay_from_wallet',
-        target: id,
-        after: { status: paid.status, price: paid.price },
-        at: new Date(await svc.clock.now()),
-      });
+  let paid: { status: string; price: number } | undefined;
+  await once(
+    svc,
+    partner.id,
+    `portal:pay-from-wallet:${id}`,
+    async () => {
+      paid = await payFromWallet(svc, partner, id);
       return id;
-    }),
+    },
+    () =>
+      asUser(user, async () =>
+        audit(svc.db, {
+          action: 'order.pay_from_wallet',
+          target: id,
+          after: { status: paid!.status, price: paid!.price },
+          at: new Date(await svc.clock.now()),
+        }),
+      ),
   );
 }
 
@@ -155,18 +170,25 @@ export async function sellRecordPayment(
   const order = await ownedOrder(svc, user, id);
   await asUser(user, async () => {
     const now = await svc.clock.now();
-    const paid = await confirmOrder(svc, partner, id, {
-      receipt_id: p.receipt_id,
-      transaction_id: p.transaction_id,
-      paid_at: now,
-      amount: baniToMdl(order.price),
-    });
-    await audit(svc.db, {
-      action: 'order.record_payment',
-      target: id,
-      after: { status: paid.status, receipt_id: p.receipt_id, transaction_id: p.transaction_id },
-      at: new Date(now),
-    });
+    // In the payment's transaction, and only when this press paid the order.
+    await confirmOrder(
+      svc,
+      partner,
+      id,
+      {
+        receipt_id: p.receipt_id,
+        transaction_id: p.transaction_id,
+        paid_at: now,
+        amount: baniToMdl(order.price),
+      },
+      (trx) =>
+        audit(trx, {
+          action: 'order.record_payment',
+          target: id,
+          after: { status: 'paid', receipt_id: p.receipt_id, transaction_id: p.transaction_id },
+          at: new Date(now),
+        }),
+    );
   });
 }
 
@@ -183,6 +205,8 @@ async function once(
   partnerId: string,
   key: string,
   act: () => Promise<string>,
+  /** After the answer is stored (its audit entry): a failure here cannot let the key go. */
+  after: (answer: string) => Promise<void>,
 ): Promise<string> {
   const started = Date.now();
   for (;;) {
@@ -198,8 +222,11 @@ async function once(
         throw err;
       }
       await storeAnswer(svc.db, { partnerId, key, status: 200, body: answer, at });
+      await after(answer);
       return answer;
     }
+    // The key was used for another request (the partner's own, through /v1): it is not this form's.
+    if (claim.state === 'other-body') throw conflict('This form was already used: start again from Sell.');
     if (Date.now() - started > WAIT_MS) {
       throw conflict('This form is still being processed: open Orders in a moment to see its order.');
     }
