@@ -4,6 +4,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 const SECRET_KEYS = [
   'authorization',
   'x-hmac-signature',
+  'x-polita-signature',
   'secret',
   'secrets',
   'token',
@@ -21,7 +22,7 @@ const SECRET_KEYS = [
 ];
 
 /**
- * What pino censors: the Authorization and X-Hmac-Signature headers of a logged request (or of
+ * What pino censors: the Authorization, X-Hmac-Signature and X-Polita-Signature headers of a logged request (or of
  * anything carrying `headers`), and every `secret`, `secrets`, `token`, `adminToken` (and the like)
  * key down to four levels. Nothing logs these today; this keeps a future `log.error({ req, … })`
  * or an error object carrying a partner from writing one out.
@@ -29,6 +30,7 @@ const SECRET_KEYS = [
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers["x-hmac-signature"]',
+  'req.headers["x-polita-signature"]',
   'req.headers.cookie',
   ...SECRET_KEYS.flatMap((k) => {
     const key = /^\w+$/.test(k) ? k : `["${k}"]`;

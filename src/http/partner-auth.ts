@@ -39,6 +39,8 @@ const TIMESTAMPED_REQUIRED = {
   message: 'Timestamped signature required',
 };
 const MINUTE = 60_000;
+/** What a partner id may be (the partners table's own check): any other is no partner, unlooked-up. */
+const PARTNER_ID = /^[a-z0-9][a-z0-9_-]{1,63}$/;
 /**
  * An unknown (or disabled) partner's signature is checked against this key all the same, so it
  * takes as long to refuse as a known partner's wrong one (decision 0046).
@@ -156,6 +158,10 @@ export function installPartnerAuth(
     (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
       const claim = claimOf(request, reply);
       if (!claim) return;
+      if (!PARTNER_ID.test(claim.partnerId)) {
+        refuse(request, reply, FORBIDDEN);
+        return;
+      }
       const known = partners.cached(claim.partnerId);
       if (known !== MISS) {
         if (admit(request, reply, claim, known)) done();

@@ -162,7 +162,14 @@ describe('the logger', () => {
     const log = createLogger('info', sink);
     log.error(
       {
-        req: { headers: { authorization: 'Bearer tok-A', 'x-hmac-signature': 'demo:sig-B', host: 'h' } },
+        req: {
+          headers: {
+            authorization: 'Bearer tok-A',
+            'x-hmac-signature': 'demo:sig-B',
+            'x-polita-signature': 'id=demo,t=1,v1=sig-I',
+            host: 'h',
+          },
+        },
         partner: { id: 'demo', secrets: ['sec-C'] },
         err: Object.assign(new Error('boom'), {
           secret: 'sec-D',
@@ -176,13 +183,14 @@ describe('the logger', () => {
     );
     expect(lines).toHaveLength(1);
     const line = lines[0]!;
-    for (const value of ['tok-A', 'sig-B', 'sec-C', 'sec-D', 'tok-E', 'tok-F', 'tok-G', 'sec-H']) {
+    for (const value of ['tok-A', 'sig-B', 'sec-C', 'sec-D', 'tok-E', 'tok-F', 'tok-G', 'sec-H', 'sig-I']) {
       expect(line).not.toContain(value);
     }
     const parsed = JSON.parse(line);
     expect(parsed.req.headers).toEqual({
       authorization: '[Redacted]',
       'x-hmac-signature': '[Redacted]',
+      'x-polita-signature': '[Redacted]',
       host: 'h',
     });
     expect(parsed.partner).toEqual({ id: 'demo', secrets: '[Redacted]' });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signatureHeader, timestampedSignatureHeader } from '../../src/signature.ts';
 import { startHarness, type Creds, type Harness } from '../support/harness.ts';
 import { credit, rcaDraft, rcaOffers } from '../wallet/support.ts';
@@ -155,6 +155,26 @@ describe('a partner left on the default keeps the spec’s behaviour', () => {
     const missing = await send('get-balance', body, {});
     expect(missing.status).toBe(401);
     expect(missing.body.message).toBe('Missing X-Hmac-Signature header');
+  });
+});
+
+describe('a partner id no partner can have', () => {
+  it('is refused as an unknown one (403), counted, and never looked up', async () => {
+    const p = await h.newPartner();
+    const body = '{}';
+    const lookups = vi.spyOn(h.service.svc.partners, 'get');
+    try {
+      for (const id of [p.id.toUpperCase(), 'a', 'x'.repeat(65), `${p.id}é`, `-${p.id}`]) {
+        const res = await send('get-balance', body, {
+          'x-hmac-signature': signatureHeader(id, p.secret, body),
+        });
+        expect(res.status, id).toBe(403);
+        expect(res.body.message).toBe('Invalid signature');
+      }
+      expect(lookups).not.toHaveBeenCalled();
+    } finally {
+      lookups.mockRestore();
+    }
   });
 });
 
