@@ -29,16 +29,16 @@ function oneReadPerScrape<T>(read: () => Promise<T>): () => Promise<T | undefine
     }));
 }
 
-/**
- * A gauge read from the database: while the database is away it has no value (the scrape still
- * answers, with polita_database_up 0), rather than failing the whole scrape.
- */
 /** A gauge's value, or none (not exposed this scrape) when its read failed. */
 function setOrClear(gauge: Gauge, value: number | undefined): void {
   gauge.reset();
   if (value !== undefined) gauge.set(value);
 }
 
+/**
+ * A gauge read from the database: while the database is away it has no value (the scrape still
+ * answers, with polita_database_up 0), rather than failing the whole scrape.
+ */
 async function orNothing<T>(read: () => Promise<T>): Promise<T | undefined> {
   try {
     return await read();

@@ -194,7 +194,7 @@ const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
         'A field failing the schema (named in `message`), a body that is not JSON or, on get-offers and the wallet, a product or wallet rule (the reason in `error`)',
       ),
       401: error(
-        'No signature header; or the X-Polita-Signature timestamp is more than 300 s from the service clock; or X-Hmac-Signature alone for a partner switched to timestamped signatures',
+        'No signature header; or the X-Polita-Signature timestamp is more than 300 s from the real clock (never the sandbox clock); or X-Hmac-Signature alone for a partner switched to timestamped signatures',
       ),
       403: error(
         wallet
@@ -434,7 +434,7 @@ curl -s "$BASE_URL/v1/get-offers" -H 'Content-Type: application/json' \\
 The timestamped form is recommended, because a captured request signed as above can be replayed at any time
 and against any endpoint taking the same body: \`X-Polita-Signature: id=<partner id>,t=<Unix seconds>,v1=<hex
 HMAC-SHA512(secret, "<t>.POST /v1/<endpoint>.<body>")>\`. When present it is the header checked; a \`t\` more
-than 300 s from the service clock answers 401. A partner switched to it (by the operator, or on the portal's
+than 300 s from the real clock (never the sandbox clock) answers 401. A partner switched to it (by the operator, or on the portal's
 Developers page) is refused with 401 when it sends \`X-Hmac-Signature\` alone. In the sandbox, the signing panel of /docs offers
 both forms.
 

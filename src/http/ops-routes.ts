@@ -1,25 +1,24 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Registry } from 'prom-client';
-import { operatorOfToken } from '../app/admin/operators.ts';
+import { authenticateOperator } from '../app/admin/operators.ts';
 import type { Services } from '../app/services.ts';
 import { databaseReachable, policyDocument } from '../app/operations.ts';
 import { RETRY_AFTER_SECONDS } from '../app/availability.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { refuseOverLimit, type OperatorAuthFailures } from './operator-auth-failures.ts';
 import { OPERATOR_SCHEME } from './openapi.ts';
+import { tokenHash } from '../secrets/secret-box.ts';
 import { errorResponses, type App } from './typed.ts';
-
-const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /** Health, readiness, metrics and the policy documents. */
 export async function opsRoutes(
   app: App,
   svc: Services,
   registry: Registry,
-  opts: { metricsTokens: string[]; failures: OperatorAuthFailures },
+  opts: { adminToken: string; metricsToken?: string | undefined; failures: OperatorAuthFailures },
 ): Promise<void> {
-  const accepted = opts.metricsTokens.map(digest);
+  const metricsToken = opts.metricsToken ? Buffer.from(tokenHash(opts.metricsToken), 'hex') : undefined;
   const tags = ['operations'];
   const health = {
     tags,
@@ -42,9 +41,9 @@ export async function opsRoutes(
     reply.header('retry-after', String(RETRY_AFTER_SECONDS));
     return sendError(reply, reasonBody(503, 'Database unreachable'));
   });
-  // Metrics name routes, partners' volumes and queue depths: the service's admin token (or
-  // METRICS_TOKEN, for a scraper that should hold nothing more) is needed to read them; an operator
-  // token of the operators table does not open them (decision 0019).
+  // Metrics name routes, partners' volumes and queue depths: the service's admin token, an enabled
+  // operator's token, or METRICS_TOKEN (for a scraper that should hold nothing more) reads them
+  // (decision 0019).
   const metrics = {
     tags,
     summary: 'Prometheus metrics',
@@ -55,8 +54,9 @@ export async function opsRoutes(
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     if (!m)
       return sendError(reply, { statusCode: 401, error: 'Unauthorized', message: 'Missing Bearer token' });
-    const given = digest(m[1]!);
-    if (!accepted.some((d) => timingSafeEqual(d, given)) && !(await operatorOfToken(svc, m[1]!))) {
+    const token = m[1]!;
+    const scraper = metricsToken && timingSafeEqual(metricsToken, Buffer.from(tokenHash(token), 'hex'));
+    if (!scraper && !(await authenticateOperator(svc, token, opts.adminToken))) {
       const limited = await opts.failures(req, 'api');
       if (limited) return refuseOverLimit(reply, limited.retryAfter);
       return sendError(reply, { statusCode: 403, error: 'Forbidden', message: 'Invalid token' });

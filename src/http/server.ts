@@ -138,7 +138,12 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
   await app.register(async (scope) => adminRoutes(scope, svc, opts.adminToken, failures));
   await app.register(async (scope) => consoleRoutes(scope, svc, opts.adminToken, failures));
   await app.register(async (scope) => portalRoutes(scope, svc));
-  const metricsTokens = [opts.adminToken, ...(opts.metricsToken ? [opts.metricsToken] : [])];
-  await app.register(async (scope) => opsRoutes(scope, svc, registry, { metricsTokens, failures }));
+  await app.register(async (scope) =>
+    opsRoutes(scope, svc, registry, {
+      adminToken: opts.adminToken,
+      metricsToken: opts.metricsToken,
+      failures,
+    }),
+  );
   return app;
 }

@@ -75,12 +75,6 @@ export async function authenticateOperator(
   return op && { id: op.id, name: op.name, role: op.role };
 }
 
-/** The enabled operator of the operators table whose token this is, or undefined. */
-export async function operatorOfToken(svc: Services, token: string): Promise<Omit<Actor, 'via'> | undefined> {
-  const op = await operatorByTokenHash(svc.db, tokenHash(token));
-  return op && { id: op.id, name: op.name, role: op.role };
-}
-
 /** What a support operator may do beside reading: re-send an order's event, send a test event. */
 export function supportMay(method: string, path: string): boolean {
   if (method === 'GET' || method === 'HEAD') return true;
@@ -144,8 +138,9 @@ const operatorView = (o: OperatorRow) => ({
   disabled_at: o.disabled_at ? isoLocal(o.disabled_at.getTime()) : null,
 });
 
-/** A new operator token with a role; the token is shown here only, the service keeps its hash. */
 const newOperatorToken = (svc: Services) => `pol_${Buffer.from(svc.randomBytes(24)).toString('base64url')}`;
+
+/** A new operator token with a role; the token is shown here only, the service keeps its hash. */
 
 export async function createOperator(svc: Services, input: { name: string; role: string }) {
   if (!(ROLES as readonly string[]).includes(input.role)) {

@@ -366,7 +366,6 @@ export async function listOrders(db: Conn, f: OrderListFilter): Promise<OrderRow
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(f.limit).execute();
 }
 
-/** Every order, for reconciliation. */
 /** What reconciliation reads of an order. */
 export type OrderBooks = Pick<
   OrderRow,

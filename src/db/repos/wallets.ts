@@ -229,8 +229,9 @@ export async function payOrderFromWallet(
  *
  * It locks, in id order, each job's order while the checks before the balance pass at the job's
  * instant ({@link payableGuards}). An order named twice is paid at most once, by its first job; the
- * second is refused, as it would be a moment later (bookWalletPayments sends an order once a statement). Then it locks the wallet (orders first, wallet
- * second, as everywhere, so two batches never wait on each other in a cycle), and goes through the
+ * second is refused, as it would be a moment later (bookWalletPayments sends an order once a
+ * statement). Then it locks the wallet (orders first, wallet second, as everywhere, so two batches
+ * never wait on each other in a cycle), and goes through the
  * locked orders in the jobs' order, choosing each one's sub-wallet over the balances the earlier
  * ones left. A payment none covers changes nothing, and the next is judged on the same balances.
  * Then it books what it decided as the single payment does ({@link bookDecided}), the entries' ids
