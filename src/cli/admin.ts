@@ -33,7 +33,7 @@ import {
 } from '../app/admin/operators.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
-import { baniToMdl, mdlTextToBani } from '../domain/money.ts';
+import { mdlTextToBani } from '../domain/money.ts';
 import { isoLocal } from '../domain/time.ts';
 import { jobQueue, startBoss } from '../jobs/queue.ts';
 import { createLogger } from '../log.ts';
@@ -144,12 +144,12 @@ function given<T extends Record<string, string | undefined>>(o: T): { [K in keyo
 
 const page = () => (opt.limit ? { limit: integer(opt.limit, '--limit')! } : {});
 
-/** An amount in MDL as typed (`250`, `99.50`): decimal text, never `1e3` or `0x10` (decision 0048). */
-function amountOf(text: string): number {
+/** An amount in MDL as typed (`250`, `99.50`), in bani: decimal text, never `1e3` or `0x10` (decision 0048). */
+function baniOf(text: string): number {
   const bani = mdlTextToBani(text);
   if (bani === null)
     throw new UsageError(`amount must be MDL with at most 2 decimals, like 250 or 99.50; got "${text}"`);
-  return baniToMdl(bani);
+  return bani;
 }
 
 function bool(value: string | undefined, what: string): boolean | undefined {
@@ -206,7 +206,7 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       return creditPartnerWallet(svc, {
         partnerId: need(partnerId, 'partner id'),
         wallet: wallet as SubWallet,
-        amount: amountOf(need(amount, 'amount')),
+        amountBani: baniOf(need(amount, 'amount')),
         reference: need(reference, 'reference'),
         actor: 'operator:cli',
       });

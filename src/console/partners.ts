@@ -8,7 +8,7 @@ import { inviteUser } from '../app/portal/invite-user.ts';
 import { PORTAL_ROLES } from '../app/portal/roles.ts';
 import type { Services } from '../app/services.ts';
 import { badRequest, DomainError } from '../domain/errors.ts';
-import { baniToMdl, mdlTextToBani } from '../domain/money.ts';
+import { mdlTextToBani } from '../domain/money.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import {
@@ -211,14 +211,13 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       // Read as decimal text, never through a float (decision 0048).
       const bani = mdlTextToBani(b.amount.trim().replace(',', '.'));
       if (bani === null) throw badRequest('Amount must be a number of MDL, like 250 or 99.50');
-      const amount = baniToMdl(bani);
       const reference = b.reference.trim();
       if (!reference || reference.length > 200)
         throw badRequest('Reference must be 1 to 200 characters (a transfer’s number, say)');
       await creditPartnerWallet(svc, {
         partnerId: id,
         wallet,
-        amount,
+        amountBani: bani,
         reference,
         actor: `console:${req.consoleSession!.actor.id}`,
       });

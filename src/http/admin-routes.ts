@@ -1,6 +1,6 @@
 import { Type, type TProperties } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { creditPartnerWallet } from '../app/admin/credit-wallet.ts';
+import { creditAmountBani, creditPartnerWallet } from '../app/admin/credit-wallet.ts';
 import { ledgerCsv, listPartners, partnerWallet } from '../app/admin/directory.ts';
 import { asActor, auditLog, authenticateOperator, supportMay, type Actor } from '../app/admin/operators.ts';
 import { resetSandboxClock, setSandboxClock } from '../app/admin/settings.ts';
@@ -180,7 +180,13 @@ export async function adminRoutes(
   app.post('/admin/partners/:id/wallet/credits', { schema: credit }, async (req) =>
     exactly(
       Balance,
-      await creditPartnerWallet(svc, { partnerId: req.params.id, ...req.body, actor: 'operator' }),
+      await creditPartnerWallet(svc, {
+        partnerId: req.params.id,
+        wallet: req.body.wallet,
+        amountBani: creditAmountBani(req.body.amount),
+        reference: req.body.reference,
+        actor: 'operator',
+      }),
     ),
   );
 

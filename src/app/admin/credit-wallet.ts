@@ -9,23 +9,27 @@ import { balanceView } from '../wallet-view.ts';
 import { audit } from './operators.ts';
 
 /**
- * The operator's credit as the API and the command line take it: an amount in MDL (greater than 0,
- * at most 2 decimals, at most 10 000 000.00) to a partner that exists ("Partner not found" otherwise).
+ * A credit's amount as the operator API takes it, JSON MDL, in bani: greater than 0, at most 2
+ * decimals, at most 10 000 000.00 (400 otherwise). The console and the command line read typed text
+ * to bani themselves (`mdlTextToBani`), never through a float.
  */
-export async function creditPartnerWallet(
-  svc: Services,
-  input: { partnerId: string; wallet: SubWallet; amount: number; reference: string; actor: string },
-) {
+export function creditAmountBani(amount: number): number {
   // Past the limit the limit is the reason, whatever its decimals.
-  if (input.amount > MAX_CREDIT_BANI / 100) throw badRequest(OVER_CREDIT);
-  const amountBani = mdlToBani(input.amount);
+  if (amount > MAX_CREDIT_BANI / 100) throw badRequest(OVER_CREDIT);
+  const amountBani = mdlToBani(amount);
   if (amountBani === null || amountBani <= 0) {
     throw badRequest('amount must be greater than 0 with at most 2 decimals');
   }
-  if (amountBani > MAX_CREDIT_BANI) throw badRequest(OVER_CREDIT);
+  return amountBani;
+}
+
+/** The operator's credit to a partner that exists ("Partner not found" otherwise): {@link creditWallet}. */
+export async function creditPartnerWallet(
+  svc: Services,
+  input: { partnerId: string; wallet: SubWallet; amountBani: number; reference: string; actor: string },
+) {
   if (!(await partnerExists(svc.db, input.partnerId))) throw notFound('Partner not found');
-  const { amount: _mdl, ...rest } = input;
-  return creditWallet(svc, { ...rest, amountBani });
+  return creditWallet(svc, input);
 }
 
 const OVER_CREDIT = `amount must be at most ${formatAmount(MAX_CREDIT_BANI, 'MDL')} in one credit`;
