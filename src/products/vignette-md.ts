@@ -3,7 +3,7 @@ import { productRule } from '../domain/errors.ts';
 import { formatAmount } from '../domain/money.ts';
 import { endDateForDays, endDateForMonths } from '../domain/time.ts';
 import { normalisePlate } from '../domain/vehicle.ts';
-import { countryIso2, foreignCountryIso2 } from './countries.ts';
+import { COUNTRY_CHOICES, countryIso2, foreignCountryIso2 } from './countries.ts';
 import { StringEnum } from './enums.ts';
 import { Amount, eurPrice, FeeSchema } from './pricing.ts';
 import { issued, issuedPrice, offerPrice, periodText, priceLines, priceProperties } from './fields.ts';
@@ -144,6 +144,8 @@ export const vignetteMd = defineProduct<MdDetails>()('vignette:md', CatalogueSch
   idPrefix: 'MDV',
   schemas: { quote: quoteSchema, order: orderSchema, offer: {}, issued: issuedFields },
   createEchoes: { startDate: true, endDate: true },
+  // The vignette is for vehicles registered abroad: the form does not offer Moldova.
+  choices: () => ({ country: COUNTRY_CHOICES.filter((c) => c.value !== 'MD') }),
 
   async quote(ctx, cat, req) {
     const t = tariffOf(cat, req.vehicle_category, req.period);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDate } from '../../src/domain/time.ts';
 import { productExamples } from '../../src/http/openapi-examples.ts';
 import { PRODUCT_MODULES } from '../../src/products/registry.ts';
+import { productChoices } from '../../src/app/portal/sell.ts';
 import { valuesOf } from '../../src/portal/schema-form.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { get, portalUser, post, type Signed } from './support.ts';
@@ -194,6 +195,14 @@ describe('the steps', () => {
     });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.body).toContain('id="f-vehicle-error">Vehicle not found</span>');
+  });
+});
+
+describe('the lists a form picks from', () => {
+  it('offer the MD vignette only for vehicles registered abroad', () => {
+    const countries = productChoices(h.service.svc, 'vignette:md').country!.map((c) => c.value);
+    expect(countries).toContain('RO');
+    expect(countries).not.toContain('MD');
   });
 });
 
