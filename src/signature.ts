@@ -50,8 +50,8 @@ export function verify(
 /**
  * The timestamped request signature (decision 0045), which binds the endpoint and the time:
  * `X-Polita-Signature: id=<partner id>,t=<Unix seconds>,v1=<hex HMAC-SHA512(secret,
- * "<t>.POST /v1/<endpoint>.<raw body>")>`. When present it is the header checked, and the spec's
- * X-Hmac-Signature is ignored.
+ * "<t>.POST /v1/<endpoint>.<raw body>")>`. When present it is the header checked, and the
+ * contract's X-Hmac-Signature is ignored (docs/api-reference.md#signing-requests).
  */
 export const TIMESTAMPED_HEADER = 'x-polita-signature';
 /** How far `t` may be from the real clock, either way. */
@@ -101,7 +101,8 @@ export function parseTimestampedHeader(
 }
 
 /**
- * The webhook signature beside the spec's: `t=<timestamp>,v1=…[,v1=…],v2=…[,v2=…]`, one of each per
+ * The webhook signature beside the contract's X-Hmac-Signature (docs/api-reference.md#webhook-headers):
+ * `t=<timestamp>,v1=…[,v1=…],v2=…[,v2=…]`, one of each per
  * valid secret, newest first. `v1` is HMAC-SHA512(secret, "<t>.<body>"), so a receiver can refuse
  * a replayed (old) delivery; `v2` is HMAC-SHA512(secret, "<t>.<event id>.<body>"), which also
  * covers the event id a receiver de-duplicates on (decision 0045).

@@ -90,8 +90,9 @@ export async function createOrder(svc: Services, partner: PartnerRow, input: Cre
       if (attempt < 3 && isUniqueViolation(err)) continue;
       throw err;
     }
-    // The spec echoes dates for vignette:md (start and end) and vignette:eu (start): an order that
-    // holds such a product echoes the order's dates (its earliest start, its latest end).
+    // The contract echoes dates for vignette:md (start and end) and vignette:eu (start): an order
+    // that holds such a product echoes the order's dates, its earliest start and its latest end
+    // (docs/api-reference.md#create-order).
     const echo = {
       startDate: modules.some((m) => m.createEchoes?.startDate),
       endDate: modules.some((m) => m.createEchoes?.endDate),

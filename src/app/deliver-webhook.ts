@@ -44,7 +44,8 @@ interface Target {
 
 /**
  * One attempt to deliver an event's exact `body` to the partner's webhook URL: 10 s timeout, a 2xx
- * answer delivers it. Signed twice: the spec's `X-Hmac-Signature` over the body with the newest
+ * answer delivers it. Signed twice (docs/api-reference.md#webhook-headers): the contract's
+ * `X-Hmac-Signature` over the body with the newest
  * secret, and `X-Polita-Signature: t=<unix seconds>,v1=<hex HMAC-SHA512 of "<t>.<body>">` with one
  * v1 per valid secret (newest first), beside `X-Polita-Event-Id` and `X-Polita-Timestamp`.
  *

@@ -2,7 +2,7 @@ import { baniToMdl } from '../domain/money.ts';
 import { effectiveStatus, type OrderStatus } from '../domain/order-state.ts';
 import type { OrderItemRow, OrderRow } from '../db/schema.ts';
 
-/** The Order resource as the partner API returns it. Field order follows the spec. */
+/** The Order resource as the partner API returns it, fields in the order of docs/api-reference.md#order. */
 export interface OrderView {
   id: string;
   status: OrderStatus;
@@ -19,7 +19,7 @@ export const fileUrl = (publicBaseUrl: string, token: string) => `${publicBaseUr
 
 /**
  * `dates`: which of start_date/end_date the endpoint shows; `products` only ever on a completed
- * order, and `file` only there (spec rule 3).
+ * order, and `file` only there (a contract rule: docs/api-reference.md#order).
  */
 export function orderView(
   order: OrderRow,

@@ -7,7 +7,8 @@ import { signatureHeader, timestampedSignatureHeader } from '../signature.ts';
  * status and the answer. Credentials: POLITA_PARTNER_ID and POLITA_PARTNER_SECRET, or the sandbox
  * demo partner that `npm start` wrote to DATA_DIR/sandbox-credentials.json. The server: POLITA_URL,
  * else the one that wrote that file, else http://127.0.0.1:3000. Signed with the timestamped form,
- * X-Polita-Signature (decision 0045); POLITA_SIGNATURE=spec signs with the spec's X-Hmac-Signature.
+ * X-Polita-Signature (decision 0045); POLITA_SIGNATURE=spec signs with the contract's original
+ * X-Hmac-Signature (docs/api-reference.md#signing-requests).
  */
 const [endpoint, body = '{}'] = process.argv.slice(2);
 if (!endpoint) {

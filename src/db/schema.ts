@@ -19,7 +19,7 @@ export interface PartnersTable {
   margin_bp: ColumnType<number, number | undefined, number>;
   /** Requests a minute on /v1; null: RATE_LIMIT_PER_MINUTE. */
   rate_limit_per_minute: ColumnType<number | null, number | null | undefined, number | null>;
-  /** The spec's X-Hmac-Signature alone is refused (migration 18, decision 0045). */
+  /** The contract's X-Hmac-Signature alone is refused (migration 18, decision 0045). */
   require_timestamped_signature: ColumnType<boolean, boolean | undefined, boolean>;
   /** Statuses whose events the webhook receives; always holds completed. */
   webhook_events: ColumnType<WebhookEventStatus[], WebhookEventStatus[] | undefined, WebhookEventStatus[]>;

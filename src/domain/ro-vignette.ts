@@ -12,7 +12,10 @@ import { formatDmy, localInstant } from './time.ts';
 export const EMISSION_CLASSES = ['E0', 'E1', 'E2', 'E3', 'E4', 'E5', 'E6', 'EC'] as const;
 export type EmissionClass = (typeof EMISSION_CLASSES)[number];
 
-/** Spec rule 3: the first year of manufacture a class can be declared for. */
+/**
+ * The contract's year rule (docs/api-reference.md#vignettero): the first year of manufacture a class
+ * can be declared for.
+ */
 const MIN_YEAR: Partial<Record<EmissionClass, number>> = { E4: 2003, E5: 2008, E6: 2011 };
 
 export const NO_VIGNETTE = 'No Vignette found.';
@@ -22,7 +25,7 @@ export const TARIFF_CHANGED =
   'The RO vignette price on this order is no longer valid (the vignette tariff system changed); create a new order';
 
 export interface Regime {
-  /** Only E0/EC are sold; a declared class outside the configured list is ignored (spec rule 6). */
+  /** Only E0/EC are sold; a declared class outside the configured list is ignored (the contract's rule). */
   restricted: boolean;
   /** The tariff system of 1 October 2026 (categories A–D, price per class, VIN required). */
   newTariff: boolean;
@@ -95,7 +98,8 @@ export interface EmissionRequest {
 }
 
 /**
- * The emission class a quote or order is for, applying the spec's rules in their order: the code,
+ * The emission class a quote or order is for, applying the contract's rules in their order
+ * (docs/api-reference.md#vignettero): the code,
  * then the declaration, then the year. While restricted, a class not in `soldOnDeclaration` is
  * ignored (E0, or EC for a registry-electric MD vehicle) and neither declaration nor year is asked.
  */

@@ -4,7 +4,7 @@
  * The partner id and secret typed into the panel stay in this browser tab (sessionStorage); only
  * the signature leaves it, in the form chosen in the panel: the timestamped X-Polita-Signature =
  * id=<partner id>,t=<Unix seconds>,v1=<hex HMAC-SHA512 of "<t>.POST /v1/<endpoint>.<exact body>">
- * (decision 0045), or the spec's X-Hmac-Signature = <partner id>:<hex HMAC-SHA512 of the exact
+ * (decision 0045), or the contract's X-Hmac-Signature = <partner id>:<hex HMAC-SHA512 of the exact
  * body>, computed with WebCrypto, as a partner's code computes it. The page's requestInterceptor
  * (openapi.ts) calls window.politaSign.
  */

@@ -17,7 +17,8 @@ declare module 'fastify' {
 /**
  * The one place errors become HTTP. Every error body is `{statusCode, error, message}`:
  * - 4xx: `error` and `message` both carry the reason, so a client reading either gets it;
- * - product rules: 500, `error: "Internal Server Error"`, `message: "[API] <reason>"` (spec);
+ * - product rules: 500, `error: "Internal Server Error"`, `message: "[API] <reason>"` (the contract's
+ *   convention: docs/api-reference.md#errors);
  * - anything unexpected: 500 with only a request id: no stack, no SQL, no `[API]`;
  * - the database unreachable (decision 0050): on /v1 the same 500 saying it is temporary, elsewhere
  *   503, both with Retry-After, logged once by the health watch rather than once a request.

@@ -51,16 +51,17 @@ const DUMMY_SECRETS = [randomBytes(32).toString('hex')];
 interface Claim {
   partnerId: string;
   signature: Buffer;
-  /** The timestamped form's `"<t>.POST /v1/<endpoint>."`; undefined for the spec's header. */
+  /** The timestamped form's `"<t>.POST /v1/<endpoint>."`; undefined for the contract's X-Hmac-Signature. */
   prefix: string | undefined;
 }
 
 /**
- * Signature authentication of /v1 (decisions 0007, 0045): a request with neither signature header
+ * Signature authentication of /v1 (docs/api-reference.md#signing-requests; decisions 0007, 0045): a
+ * request with neither signature header
  * is refused before the body is read (401). X-Polita-Signature, when present, is the header
  * checked (its `t` within 300 s of the real clock, else 401 saying so), X-Hmac-Signature otherwise;
  * the HMAC over the raw bytes is checked against the partner's valid secrets (403), a partner
- * switched to timestamped signatures refuses the spec's header alone (401), and only then is the
+ * switched to timestamped signatures refuses the contract's header alone (401), and only then is the
  * body parsed and validated.
  *
  * Failed authentications are counted per client address (`request.ip`, behind TRUST_PROXY),

@@ -120,7 +120,8 @@ export const Order = Type.Object(
 
 export const Customer = Type.Object({
   name: Type.Optional(Type.String({ maxLength: 200 })),
-  // The spec types it as a string only: a terminal that sends "" or a half-typed address is not refused.
+  // The contract types it as a string only (docs/api-reference.md#create-order): a terminal that
+  // sends "" or a half-typed address is not refused.
   email: Type.Optional(Type.String({ maxLength: 200 })),
   phone: Type.String({ minLength: 1, maxLength: 40 }),
 });

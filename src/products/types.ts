@@ -94,7 +94,10 @@ export interface ProductModule<
   /** File name under catalogue/ and the schema it must satisfy; null for a product without one. */
   catalogue: { file: string; schema: TSchema } | null;
   schemas: ProductSchemas<Quote, Order>;
-  /** create-order echoes these dates (spec: vignette:md start and end, vignette:eu start). */
+  /**
+   * create-order echoes these dates (the contract: vignette:md start and end, vignette:eu start;
+   * docs/api-reference.md#create-order).
+   */
   createEchoes?: { startDate: boolean; endDate: boolean };
   /** The request was validated against `schemas.quote` by the HTTP layer. */
   quote(ctx: ProductContext, cat: Cat, req: Static<Quote>): Promise<object>;

@@ -83,7 +83,8 @@ const quoteSchema = Type.Object({
   ),
   validity: Type.Optional(Type.String({ maxLength: 20, description: 'Option id; filters to one option' })),
   start_date: Type.Optional(S.date('yyyy-mm-dd; defaults to today')),
-  // Any value is accepted (spec: lang never causes a rejection); langOf reads it, defaulting to RO.
+  // Any value is accepted (the contract: lang never causes a rejection, docs/api-reference.md#vignetteeu);
+  // langOf reads it, defaulting to RO.
   lang: Type.Optional(
     Type.Unknown({ description: 'RO (default), EN, RU, case-insensitive; anything else reads as RO' }),
   ),

@@ -53,7 +53,10 @@ const CatalogueSchema = Type.Object({
       new_tariff_from: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}$' }),
     }),
   ),
-  /** Classes a customer's declaration can buy while only E0/EC are sold; [] is spec rule 6. */
+  /**
+   * Classes a customer's declaration can buy while only E0/EC are sold; [] is the contract's current
+   * rule, a valid declared class ignored (docs/api-reference.md#vignettero, decision 0010).
+   */
   declared_classes_sold: Type.Array(Type.Union(EMISSION_CLASSES.map((c) => Type.Literal(c)))),
   /** The supplier's monthly EUR → RON rate. */
   eur_ron_rate: Rate,
@@ -193,7 +196,10 @@ async function resolveVehicle(ctx: ProductContext, req: QuoteRequest | OrderRequ
   };
 }
 
-/** The checks shared by get-offers and create-order, in the spec's order: vehicle, class, VIN. */
+/**
+ * The checks shared by get-offers and create-order, in the contract's order
+ * (docs/api-reference.md#vignettero): vehicle, class, VIN.
+ */
 async function assess(ctx: ProductContext, cat: RoCatalogue, req: QuoteRequest | OrderRequest) {
   const regime = regimeOf(cat, ctx.now);
   const vehicle = await resolveVehicle(ctx, req);

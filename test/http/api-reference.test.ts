@@ -296,6 +296,26 @@ describe(`${PAGE}'s links and citations`, () => {
         if (!anchors.has(anchor!)) problems.push(`${file} cites ${PAGE}#${anchor}, which no heading makes`);
     expect(problems).toEqual([]);
   });
+
+  it('leaves no comment in src deferring to a document outside the repository ("the spec")', () => {
+    const outside = /\bthe spec\b|\bspec(?:['’]s\b| rules?\b|:)|\(spec\)|specification/i;
+    const problems = sourceFiles('src').flatMap((file) =>
+      readFileSync(join(root, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => {
+          const t = line.trim();
+          const comment = /^(?:\*|\/\*|\/\/|--)/.test(t)
+            ? t
+            : line.includes('// ')
+              ? line.slice(line.indexOf('// '))
+              : '';
+          return outside.test(comment)
+            ? [`${file}:${i + 1} cites "the spec": cite ${PAGE}#<section> or a decision record instead`]
+            : [];
+        }),
+    );
+    expect(problems).toEqual([]);
+  });
 });
 
 /** The repository's files under `dir` with code or templates. */

@@ -130,9 +130,9 @@ export async function changePartner(svc: Services, id: string, patch: PartnerPat
 }
 
 /**
- * The statuses whose events a partner's webhook receives, in the state machine's order. The spec
- * sends every partner with a webhook URL the completion webhook: a list without it is refused
- * rather than quietly completed.
+ * The statuses whose events a partner's webhook receives, in the state machine's order. The
+ * contract sends every partner with a webhook URL the completion webhook
+ * (docs/api-reference.md#webhooks): a list without it is refused rather than quietly completed.
  */
 function checkWebhookEvents(list: readonly WebhookEventStatus[]): WebhookEventStatus[] {
   if (!list.includes('completed')) {

@@ -4,8 +4,9 @@ import { asUser } from './actor.ts';
 import { requireArea, type PortalUser } from './roles.ts';
 
 /**
- * Switches the user's partner to timestamped request signatures, or back to accepting the spec's
- * X-Hmac-Signature alone (decision 0045). The operator's change, made by an owner or a developer.
+ * Switches the user's partner to timestamped request signatures, or back to accepting the
+ * contract's X-Hmac-Signature alone (docs/api-reference.md#signing-requests, decision 0045). The
+ * operator's change, made by an owner or a developer.
  */
 export async function setTimestampedSignatures(
   svc: Services,

@@ -15,7 +15,10 @@ export type NewOrderEvent = {
   at: Date;
 };
 
-/** The exact bytes every attempt of an order's event sends (and signs): the spec's webhook body. */
+/**
+ * The exact bytes every attempt of an order's event sends (and signs): the contract's webhook body
+ * (docs/api-reference.md#webhooks).
+ */
 export function eventBody(orderId: string, status: WebhookEventStatus): string {
   return JSON.stringify({ orderId, status });
 }
