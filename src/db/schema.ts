@@ -1,5 +1,6 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Kysely, Selectable } from 'kysely';
 import type { OrderStatus, WebhookEventStatus } from '../domain/order-state.ts';
+import type { SubWallet } from '../domain/wallet.ts';
 
 /** JSON columns: written as text (JSON.stringify, so arrays survive `pg`), read back parsed. */
 export type Json<T> = ColumnType<T, string, string>;
@@ -108,7 +109,7 @@ export interface DocumentsTable {
   created_at: Timestamp;
 }
 
-export type SubWallet = 'online' | 'insurance' | 'promo';
+export type { SubWallet };
 
 export interface WalletsTable {
   partner_id: string;
@@ -313,3 +314,6 @@ export type OrderItemRow = Selectable<OrderItemsTable>;
 export type NewOrderItem = Insertable<OrderItemsTable>;
 export type PartnerRow = Selectable<PartnersTable>;
 export type WalletRow = Selectable<WalletsTable>;
+
+/** The database as the repositories take it: the pool or a transaction on it (a transaction is one). */
+export type Db = Kysely<DB>;
