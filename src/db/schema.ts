@@ -67,6 +67,8 @@ export interface OrdersTable {
   start_date: string | null;
   end_date: string | null;
   customer: Json<CustomerData>;
+  /** The customer's phone in E.164 (migration 19, decision 0095); null when it is no possible number. */
+  customer_phone: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   expires_at: Timestamp;
   paid_at: Timestamp | null;

@@ -1,3 +1,4 @@
+import { normalPhone } from '../../domain/phone.ts';
 import DataLoader from 'dataloader';
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { assertTransition, type OrderStatus } from '../../domain/order-state.ts';
@@ -324,11 +325,14 @@ export async function listOrders(db: Db, f: OrderListFilter): Promise<OrderRow[]
     const text = f.q.trim();
     const compact = text.replace(/[\s-]/g, '').toUpperCase();
     const digits = text.replace(/\D/g, '');
+    // However the phone was typed, here or in the order (decision 0095).
+    const phone = normalPhone(text);
     const like = `%${compact.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     q = q.where((eb) =>
       eb.or([
         eb('orders.id', '=', text.toUpperCase()),
         eb('orders.partner_id', '=', text),
+        ...(phone ? [eb('orders.customer_phone', '=', phone)] : []),
         ...(digits.length >= 6
           ? [eb(sql`regexp_replace(orders.customer->>'phone', '[^0-9]', '', 'g')`, 'like', `%${digits}%`)]
           : []),
