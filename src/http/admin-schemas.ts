@@ -132,6 +132,9 @@ export const Refund = Type.Object(
     order_id: Type.String(),
     method: oneOf(['customer', 'wallet']),
     amount: Mdl,
+    fee: Type.Number({
+      description: 'Withheld from a partner’s cancellation, MDL; 0 for an operator’s refund',
+    }),
     currency: Type.String(),
     status: oneOf(['to_settle', 'settled']),
     reason: Type.String(),
@@ -155,6 +158,12 @@ export const OrderDetail = Type.Object(
     ),
     paid_at: Nullable(Time),
     completed_at: Nullable(Time),
+    corrected_at: Nullable(Time),
+    corrected_by: Nullable(
+      Type.String({
+        description: 'Who corrected the order (decision 0088): `partner:<id>` or a portal user',
+      }),
+    ),
     failure_reason: Nullable(
       Type.String({ description: 'Why a failed or refunded order is so, in a sentence for a person' }),
     ),
@@ -303,7 +312,7 @@ export const AuditPage = Type.Object(
           description:
             'admin-token, an operator id (op_…), cli:<user>, system, portal:<partner id>:<email> for a partner’s portal user, or unauthenticated for a wrong operator token (role none)',
         }),
-        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant', 'none']),
+        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant', 'partner', 'none']),
         via: oneOf(['api', 'cli', 'console', 'system', 'portal']),
         action: Type.String({ description: 'e.g. partner.create, wallet.credit, order.refund' }),
         target: Nullable(Type.String({ description: 'The partner, order or operator acted on' })),
