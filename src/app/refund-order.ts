@@ -4,6 +4,7 @@ import { findRefund, insertRefund } from '../db/repos/refunds.ts';
 import { bookEntry, lockWallet, orderLedger } from '../db/repos/wallets.ts';
 import { baniToMdl } from '../domain/money.ts';
 import { isoLocal } from '../domain/time.ts';
+import { booksEntry } from '../domain/wallet.ts';
 import type { Transaction } from 'kysely';
 import type { DB, OrderRow } from '../db/schema.ts';
 import type { Services } from './services.ts';
@@ -68,7 +69,7 @@ export async function refundLockedOrder(
   const id = order.id;
   const amount = input.refund?.amount ?? order.price;
   let ledgerEntryId: number | null = null;
-  if (order.payment_method === 'wallet' && amount > 0) {
+  if (order.payment_method === 'wallet' && booksEntry(amount)) {
     // The payment entry says which sub-wallet paid and how much; without it there is nothing to return.
     const paid = (await orderLedger(trx, id)).find((e) => e.kind === 'payment');
     if (!paid) throw conflict(`Order ${id} is marked wallet-paid but has no ledger payment`);

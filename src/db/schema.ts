@@ -1,5 +1,6 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Kysely, Selectable } from 'kysely';
 import type { OrderStatus, WebhookEventStatus } from '../domain/order-state.ts';
+import type { SubWallet } from '../domain/wallet.ts';
 
 /** JSON columns: written as text (JSON.stringify, so arrays survive `pg`), read back parsed. */
 export type Json<T> = ColumnType<T, string, string>;
@@ -66,6 +67,8 @@ export interface OrdersTable {
   start_date: string | null;
   end_date: string | null;
   customer: Json<CustomerData>;
+  /** The customer's phone in E.164 (migration 19, decision 0095); null when it is no possible number. */
+  customer_phone: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   expires_at: Timestamp;
   paid_at: Timestamp | null;
@@ -75,7 +78,7 @@ export interface OrdersTable {
   /** A sentence for a person: why the order failed or was refunded. */
   failure_reason: ColumnType<string | null, string | null | undefined, string | null>;
   updated_at: Timestamp;
-  /** When the partner corrected the order, and who (migration 19); once per order. */
+  /** When the partner corrected the order, and who (migration 20); once per order. */
   corrected_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   corrected_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
@@ -109,11 +112,11 @@ export interface DocumentsTable {
   idx: number;
   pdf: Uint8Array;
   created_at: Timestamp;
-  /** A corrected policy's previous document (migration 19): its URL answers 410. */
+  /** A corrected policy's previous document (migration 20): its URL answers 410. */
   replaced_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
-export type SubWallet = 'online' | 'insurance' | 'promo';
+export type { SubWallet };
 
 export interface WalletsTable {
   partner_id: string;
@@ -215,11 +218,11 @@ export interface RefundsTable {
   ledger_entry_id: number | null;
   created_at: Timestamp;
   settled_at: Timestamp | null;
-  /** Withheld from a partner's cancellation (migration 19); `amount` is what goes back. */
+  /** Withheld from a partner's cancellation (migration 20); `amount` is what goes back. */
   fee: ColumnType<number, number | undefined, number>;
 }
 
-/** A preview of cancel-order or correct-order, which its confirmation must name (migration 19). */
+/** A preview of cancel-order or correct-order, which its confirmation must name (migration 20). */
 export interface AfterSaleQuotesTable {
   id: string;
   order_id: string;
@@ -334,3 +337,6 @@ export type OrderItemRow = Selectable<OrderItemsTable>;
 export type NewOrderItem = Insertable<OrderItemsTable>;
 export type PartnerRow = Selectable<PartnersTable>;
 export type WalletRow = Selectable<WalletsTable>;
+
+/** The database as the repositories take it: the pool or a transaction on it (a transaction is one). */
+export type Db = Kysely<DB>;

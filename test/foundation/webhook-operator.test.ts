@@ -197,7 +197,8 @@ describe('operator API', () => {
       webhook_url: null,
       webhook_events: ['completed'],
       wallet: true,
-      require_timestamped_signature: false,
+      // On unless asked otherwise (decision 0084).
+      require_timestamped_signature: true,
     });
     const b = await h.admin('POST', '/admin/partners', {
       name: 'Agent B',
