@@ -8,7 +8,7 @@ import {
 import type { OrderItemRow, OrderRow, PartnerRow } from '../db/schema.ts';
 import { badRequest, conflict, DomainError, orderNotFound, providerRefused } from '../domain/errors.ts';
 import { formatAmount } from '../domain/money.ts';
-import { formatDmy, localDate, localDateTime } from '../domain/time.ts';
+import { formatDmy, isValidDate, localDate, localDateTime } from '../domain/time.ts';
 import { productModule } from '../products/registry.ts';
 import type { Correction, PricedItem, ProductModule } from '../products/types.ts';
 import { ProviderRejection } from '../providers/types.ts';
@@ -30,6 +30,9 @@ export const STALE_CORRECTION = 'Correction quote expired: preview again';
 export const CORRECTION_GRACE_MS = 15 * 60 * 1000;
 
 const FIELDS: readonly string[] = ['plate_number', 'start_date'];
+
+/** A plate as every vignette's request schema takes it (correct-order's schema says the same). */
+export const PLATE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9 -]{0,13}[A-Za-z0-9]$';
 
 export type CorrectPreview =
   | { id: string; correctable: true; quote_id: string; valid_until: string }
@@ -53,6 +56,11 @@ function requireCorrectableFields(changes: Correction): void {
       `changes.${other[0]} cannot be corrected: only ${FIELDS.map((f) => `changes.${f}`).join(' and ')} can`,
     );
   }
+  // The portal's form reaches here without the API's schema.
+  if (changes.plate_number !== undefined && !new RegExp(PLATE_PATTERN).test(changes.plate_number))
+    throw badRequest('changes.plate_number must be 2 to 15 letters, digits, spaces or hyphens');
+  if (changes.start_date !== undefined && !isValidDate(changes.start_date))
+    throw badRequest('changes.start_date must be a date, yyyy-mm-dd');
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { confirmCancellation, previewCancellation } from '../app/cancel-order.ts';
-import { confirmCorrection, previewCorrection } from '../app/correct-order.ts';
+import { confirmCorrection, PLATE_PATTERN, previewCorrection } from '../app/correct-order.ts';
 import type { Services } from '../app/services.ts';
 import { Order, partnerDoc as doc } from './schemas.ts';
 import { errorResponses as errors, type App } from './typed.ts';
@@ -49,7 +49,7 @@ export const Changes = Type.Object(
   {
     plate_number: Type.Optional(
       Type.String({
-        pattern: '^[A-Za-z0-9][A-Za-z0-9 -]{0,13}[A-Za-z0-9]$',
+        pattern: PLATE_PATTERN,
         description: 'The plate the partner typed (the product’s plate field, whatever it is called)',
       }),
     ),
