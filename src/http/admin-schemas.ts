@@ -282,6 +282,18 @@ export const Statement = Type.Object({
   opening: byWallet,
   closing: byWallet,
   entries: Type.Array(LedgerLine),
+  customer_refunds: Type.Array(
+    Type.Object({
+      at: Time,
+      order_id: Type.String(),
+      amount: Mdl,
+      fee: Mdl,
+      actor: Type.String(),
+    }),
+    {
+      description: 'Refunds of customer-paid orders, owed by the partner to its customers; not in the wallet',
+    },
+  ),
 });
 
 export const PartnerWallet = Type.Object(

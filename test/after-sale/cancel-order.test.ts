@@ -113,6 +113,28 @@ describe('cancel-order before the policy starts', () => {
     });
     expect(await onlineBalance(h, partner)).toBe(before);
     await expectBooksClean(h);
+
+    // On the statement, beside the ledger: owed to the customer, nothing in the balances.
+    const url = `/admin/partners/${partner.id}/wallet/statement?from=2026-12-01&to=2026-12-01`;
+    const statement = await h.admin<{ customer_refunds: unknown[]; entries: { order_id: string | null }[] }>(
+      'GET',
+      url,
+    );
+    expect(statement.body.customer_refunds).toContainEqual({
+      at: expect.any(String),
+      order_id: id,
+      amount: price,
+      fee: 0,
+      actor: `partner:${partner.id}`,
+    });
+    expect(statement.body.entries.filter((e) => e.order_id === id)).toEqual([]);
+    const csv = await h.service.app.inject({
+      url: `${url}&format=csv`,
+      headers: { authorization: `Bearer ${h.adminToken}` },
+    });
+    expect(csv.body).toMatch(
+      new RegExp(`\\r\\n[^,]+,customer,refund_due_to_customer,${price},,${id},,partner:${partner.id},\\r\\n`),
+    );
   });
 });
 

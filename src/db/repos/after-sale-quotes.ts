@@ -1,11 +1,9 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { AfterSaleQuotesTable, DB } from '../schema.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import type { Selectable, Transaction } from 'kysely';
+import type { AfterSaleQuotesTable, DB, Db } from '../schema.ts';
 export type AfterSaleQuoteRow = Selectable<AfterSaleQuotesTable>;
 
 export async function insertQuote(
-  db: Conn,
+  db: Db,
   q: Omit<AfterSaleQuoteRow, 'terms' | 'used_at'> & { terms: Record<string, unknown> },
 ): Promise<void> {
   await db
