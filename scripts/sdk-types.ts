@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
 import { ErrorResponse, IssuedProduct, Offer, Order, routes } from '../src/http/schemas.ts';
 import { walletSchemas } from '../src/http/wallet-routes.ts';
+import { afterSaleSchemas, CancelPreview, CorrectPreview } from '../src/http/after-sale-routes.ts';
 import { PRODUCT_MODULES } from '../src/products/registry.ts';
 
 /**
@@ -294,6 +295,13 @@ export async function generate(): Promise<string> {
     `export type ConfirmOrderRequest = ${e.type(confirmBody, 'confirm-order', true)};`,
     `export type GetOrderRequest = ${e.type(routes.getOrder.body, 'get-order', true)};`,
     `export type PayOrderFromBalanceRequest = ${e.type(walletSchemas.payOrderFromBalance.body, 'pay', true)};`,
+    `export type CancelOrderRequest = ${e.type(afterSaleSchemas.cancelOrder.body, 'cancel-order', true)};`,
+    `export type CorrectOrderRequest = ${e.type(afterSaleSchemas.correctOrder.body, 'correct-order', true)};`,
+    '',
+    '/** cancel-order without `quote_id`: the refund and a quote, or why the order cannot be cancelled. */',
+    `export type CancelOrderPreview = ${e.type(CancelPreview, 'cancel-preview', true)};`,
+    '/** correct-order without `quote_id`: a quote, or why the order cannot be corrected. */',
+    `export type CorrectOrderPreview = ${e.type(CorrectPreview, 'correct-preview', true)};`,
     '',
   ];
   const options = await prettier.resolveConfig(TYPES_FILE);

@@ -656,6 +656,17 @@ export type Order = {
   products?: IssuedProduct[];
   /** Only on a failed or refunded order: why, in a sentence for a person */
   failure_reason?: string;
+  /** Only on a refunded order: what was refunded, to whom, when */
+  refund?: {
+    /** MDL returned (to the wallet) or owed to the customer */
+    amount: number;
+    /** MDL withheld by a cancellation’s rule; 0 otherwise */
+    fee: number;
+    currency: string;
+    to: 'wallet' | 'customer';
+    /** ISO-8601 with offset: when the order was refunded */
+    at: string;
+  };
 };
 
 /** get-balance answer. */
@@ -694,4 +705,52 @@ export type GetOrderRequest = {
 };
 export type PayOrderFromBalanceRequest = {
   id: string;
+};
+export type CancelOrderRequest = {
+  /** The order id */
+  id: string;
+  /** The preview’s quote_id: present, the call confirms; absent, it previews */
+  quote_id?: string;
+};
+export type CorrectOrderRequest = {
+  /** The order id */
+  id: string;
+  /** The corrected fields */
+  changes: {
+    /** The plate the partner typed (the product’s plate field, whatever it is called) */
+    plate_number?: string;
+    /** yyyy-mm-dd */
+    start_date?: string;
+  };
+  /** The preview’s quote_id: present, the call confirms; absent, it previews */
+  quote_id?: string;
+};
+
+/** cancel-order without `quote_id`: the refund and a quote, or why the order cannot be cancelled. */
+export type CancelOrderPreview = {
+  id: string;
+  cancellable: boolean;
+  refund?: {
+    /** MDL refunded */
+    amount: number;
+    /** MDL withheld */
+    fee: number;
+    currency: 'MDL';
+    to: 'wallet' | 'customer';
+  };
+  quote_id?: string;
+  /** ISO-8601 with offset: the quote’s end (10 minutes) */
+  valid_until?: string;
+  /** Why not, in a sentence for a person */
+  reason?: string;
+};
+/** correct-order without `quote_id`: a quote, or why the order cannot be corrected. */
+export type CorrectOrderPreview = {
+  id: string;
+  correctable: boolean;
+  quote_id?: string;
+  /** ISO-8601 with offset: the quote’s end (10 minutes) */
+  valid_until?: string;
+  /** Why not, in a sentence for a person */
+  reason?: string;
 };

@@ -29,6 +29,8 @@ export const NOTICES: ReadonlyMap<string, string> = new Map([
   ['disabled', 'The user is disabled, and signed out everywhere.'],
   ['paid', 'Paid from the wallet.'],
   ['payment-recorded', 'The payment is recorded.'],
+  ['cancelled', 'The policy is cancelled and the order refunded.'],
+  ['corrected', 'The policy is corrected and issued again.'],
 ]);
 
 export const notice = (done: unknown): string | undefined =>

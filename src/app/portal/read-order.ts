@@ -27,5 +27,7 @@ export async function readOrder(svc: Services, user: PortalUser, id: string) {
       file: p.file ? `/portal/orders/${encodeURIComponent(id)}/policy/${p.idx}` : null,
     })),
     can_resend: mayOpen(user.role, 'developers'),
+    // Cancel policy and Correct (decision 0088): the roles that sell.
+    can_change: mayOpen(user.role, 'sell'),
   };
 }
