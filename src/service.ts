@@ -86,6 +86,7 @@ export function createServices(
         windowMs: config.portalSignInWindowMinutes * 60_000,
       },
       webhookRetrySchedule: config.webhookRetrySchedule,
+      defaultRequireTimestampedSignature: config.defaultRequireTimestampedSignature,
     },
     randomBytes: (n) => randomBytes(n),
     resolve: opts.resolve ?? ((host) => lookup(host, { all: true })),

@@ -1,3 +1,4 @@
+import { normalPhone } from '../domain/phone.ts';
 import { DomainError, badRequest, productRule } from '../domain/errors.ts';
 import { orderId } from '../domain/ids.ts';
 import { endOfBusinessDay } from '../domain/time.ts';
@@ -60,6 +61,7 @@ export async function createOrder(svc: Services, partner: PartnerRow, input: Cre
     start_date: starts[0] ?? null,
     end_date: ends.at(-1) ?? null,
     customer: JSON.stringify(input.customer),
+    customer_phone: normalPhone(input.customer.phone) ?? null,
     created_at: at,
     expires_at: new Date(endOfBusinessDay(now)),
     paid_at: null,

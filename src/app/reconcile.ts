@@ -8,7 +8,7 @@ import {
   orderLinkedEntries,
   type LedgerRow,
 } from '../db/repos/wallets.ts';
-import type { SubWallet } from '../db/schema.ts';
+import { booksEntry, SUB_WALLETS } from '../domain/wallet.ts';
 
 export interface Difference {
   kind: 'wallet' | 'ledger' | 'order';
@@ -16,7 +16,6 @@ export interface Difference {
   problem: string;
 }
 
-const SUB_WALLETS: SubWallet[] = ['online', 'insurance', 'promo'];
 const PAID_STATES = ['paid', 'processing', 'completed', 'failed', 'refunded'] as const;
 
 /**
@@ -105,7 +104,7 @@ function checkOrder(
     if (paid !== o.price) out.push(`customer payment ${paid ?? 'missing'} bani, price ${o.price} bani`);
     if (payments.length || refundsBooked.length) out.push('customer-paid order has wallet ledger entries');
   } else if (o.payment_method === 'wallet') {
-    const expected = o.price > 0 ? 1 : 0;
+    const expected = booksEntry(o.price) ? 1 : 0;
     if (payments.length !== expected) out.push(`${payments.length} wallet debits, expected ${expected}`);
     for (const p of payments) {
       if (p.amount !== -o.price) out.push(`wallet debit ${-p.amount} bani, price ${o.price} bani`);
@@ -119,7 +118,7 @@ function checkOrder(
     if (!refund) out.push('refunded order has no refund record');
     else if (refund.amount !== o.price) out.push(`refund of ${refund.amount} bani, price ${o.price} bani`);
     if (o.payment_method === 'wallet') {
-      const expected = o.price > 0 ? 1 : 0;
+      const expected = booksEntry(o.price) ? 1 : 0;
       if (refundsBooked.length !== expected)
         out.push(`${refundsBooked.length} wallet refunds, expected ${expected}`);
       for (const r of refundsBooked) {

@@ -4,6 +4,7 @@ import { findRefund, insertRefund } from '../db/repos/refunds.ts';
 import { bookEntry, lockWallet, orderLedger } from '../db/repos/wallets.ts';
 import { baniToMdl } from '../domain/money.ts';
 import { isoLocal } from '../domain/time.ts';
+import { booksEntry } from '../domain/wallet.ts';
 import type { Transaction } from 'kysely';
 import type { DB, OrderRow } from '../db/schema.ts';
 import type { Services } from './services.ts';
@@ -60,7 +61,7 @@ export async function refundLockedOrder(
   const { at } = input;
   const id = order.id;
   let ledgerEntryId: number | null = null;
-  if (order.payment_method === 'wallet' && order.price > 0) {
+  if (order.payment_method === 'wallet' && booksEntry(order.price)) {
     // The payment entry says which sub-wallet paid and how much; without it there is nothing to return.
     const paid = (await orderLedger(trx, id)).find((e) => e.kind === 'payment');
     if (!paid) throw conflict(`Order ${id} is marked wallet-paid but has no ledger payment`);

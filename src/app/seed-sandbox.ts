@@ -6,7 +6,7 @@ import { lockSecrets } from '../secrets/at-rest.ts';
 import { readOrCreateSecretFile, readSecretFileIfAny, replaceSecretFile } from '../secrets/files.ts';
 import { SecretKeyError, tokenHash } from '../secrets/secret-box.ts';
 import { creditWallet } from './admin/credit-wallet.ts';
-import { createPartner } from './admin/partners.ts';
+import { changePartner, createPartner } from './admin/partners.ts';
 import { hashPassword, verifyPassword } from './portal/password.ts';
 import type { Services } from './services.ts';
 
@@ -25,6 +25,7 @@ export async function ensureDemoPartner(svc: Services): Promise<{ id: string; se
       if (!(await findPartner(svc.db, DEMO_PARTNER_ID))) throw err;
     }
   }
+  await switchDemoSignatures(svc);
   const seed = { partnerId: DEMO_PARTNER_ID, actor: 'sandbox-seed' };
   await creditWallet(svc, {
     ...seed,
@@ -35,6 +36,24 @@ export async function ensureDemoPartner(svc: Services): Promise<{ id: string; se
   await creditWallet(svc, { ...seed, wallet: 'promo', amountBani: 50_000, reference: 'sandbox-seed-promo' });
   const demo = await findPartner(svc.db, DEMO_PARTNER_ID);
   return { id: DEMO_PARTNER_ID, secret: demo!.secrets[0]! };
+}
+
+/** Set once the demo partner was given the signature default: later changes by hand then stand. */
+const DEMO_SIGNATURES_SETTING = 'demo_partner_signatures_switched';
+
+/**
+ * The demo partner is made as every new partner, timestamped signatures required unless
+ * DEFAULT_REQUIRE_TIMESTAMPED_SIGNATURE says otherwise; one made by an earlier version is switched
+ * once, at the first start of this one (decision 0084).
+ */
+async function switchDemoSignatures(svc: Services): Promise<void> {
+  if ((await getSetting<boolean>(svc.db, DEMO_SIGNATURES_SETTING)) !== undefined) return;
+  const demo = await findPartner(svc.db, DEMO_PARTNER_ID);
+  const wanted = svc.config.defaultRequireTimestampedSignature;
+  if (demo && demo.require_timestamped_signature !== wanted) {
+    await changePartner(svc, DEMO_PARTNER_ID, { require_timestamped_signature: wanted });
+  }
+  await putSetting(svc.db, DEMO_SIGNATURES_SETTING, true, new Date());
 }
 
 export const DEMO_OWNER_EMAIL = 'owner@demo.example';

@@ -67,6 +67,8 @@ export interface Services {
     portalSignIn: { perAddress: number; perEmail: number; windowMs: number };
     /** Seconds before each retry of a webhook event that was not answered 2xx (WEBHOOK_RETRY_SCHEDULE). */
     webhookRetrySchedule: readonly number[];
+    /** Whether a partner created without saying refuses X-Hmac-Signature alone (decision 0084). */
+    defaultRequireTimestampedSignature: boolean;
   };
   /** Randomness comes in here so that nothing else reaches for it. */
   randomBytes(n: number): Uint8Array;

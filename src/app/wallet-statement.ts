@@ -2,10 +2,9 @@ import { badRequest, notFound } from '../domain/errors.ts';
 import { baniToMdl } from '../domain/money.ts';
 import { addDays, isoLocal, isValidDate, localInstant } from '../domain/time.ts';
 import { findWallet, ledgerBetween, ledgerSums } from '../db/repos/wallets.ts';
-import type { SubWallet } from '../db/schema.ts';
+import { SUB_WALLETS, type SubWallet } from '../domain/wallet.ts';
 import type { Services } from './services.ts';
 
-const SUB_WALLETS: SubWallet[] = ['online', 'insurance', 'promo'];
 const MAX_DAYS = 366 * 5;
 
 export interface StatementLine {

@@ -10,6 +10,7 @@ import type { Services } from '../app/services.ts';
 import { badRequest, DomainError } from '../domain/errors.ts';
 import { mdlTextToBani } from '../domain/money.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../domain/order-state.ts';
+import { SUB_WALLETS } from '../domain/wallet.ts';
 import type { App } from '../http/typed.ts';
 import {
   act,
@@ -29,7 +30,6 @@ const Checks = Type.Optional(
   Type.Union([Type.String({ maxLength: 20 }), Type.Array(Type.String({ maxLength: 20 }), { maxItems: 10 })]),
 );
 const Csrf = { _csrf: Text() };
-const WALLETS = ['online', 'promo', 'insurance'] as const;
 const PAGE = 25;
 const LEDGER_PAGE = 20;
 
@@ -147,7 +147,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
         nav: 'partners',
         partner,
         wallet,
-        wallets: WALLETS,
+        wallets: SUB_WALLETS,
         events: WEBHOOK_EVENT_TYPES,
         isAdmin: req.consoleSession!.actor.role === 'admin',
         olderLedger: wallet?.next_cursor ? `${self}${queryOf({ cursor: wallet.next_cursor })}#ledger` : null,
@@ -206,8 +206,8 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     { method: 'POST', path: (id) => `/admin/partners/${id}/wallet/credits`, what: 'credit wallets' },
     async (req, id) => {
       const b = strings(req.body, ['wallet', 'amount', 'reference']);
-      const wallet = WALLETS.find((w) => w === b.wallet);
-      if (!wallet) throw badRequest(`Wallet must be one of ${WALLETS.join(', ')}`);
+      const wallet = SUB_WALLETS.find((w) => w === b.wallet);
+      if (!wallet) throw badRequest(`Wallet must be one of ${SUB_WALLETS.join(', ')}`);
       // Read as decimal text, never through a float (decision 0048).
       const bani = mdlTextToBani(b.amount.trim().replace(',', '.'));
       if (bani === null) throw badRequest('Amount must be a number of MDL, like 250 or 99.50');

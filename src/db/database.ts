@@ -6,9 +6,9 @@ import { DataDirInUseError } from './data-dir-lock.ts';
 import { embeddedConnectionString, startEmbeddedServer, type EmbeddedServer } from './embedded-server.ts';
 import { migrate } from './migrate.ts';
 import { sessionPool } from './session-pool.ts';
-import type { DB } from './schema.ts';
+import type { DB, Db } from './schema.ts';
 
-export type Db = Kysely<DB>;
+export type { Db };
 
 /** The service's PostgreSQL: its pool as Kysely, and pg-boss's database port. */
 export interface Database {

@@ -1,5 +1,6 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Kysely, Selectable } from 'kysely';
 import type { OrderStatus, WebhookEventType } from '../domain/order-state.ts';
+import type { SubWallet } from '../domain/wallet.ts';
 
 /** JSON columns: written as text (JSON.stringify, so arrays survive `pg`), read back parsed. */
 export type Json<T> = ColumnType<T, string, string>;
@@ -68,6 +69,8 @@ export interface OrdersTable {
   start_date: string | null;
   end_date: string | null;
   customer: Json<CustomerData>;
+  /** The customer's phone in E.164 (migration 19, decision 0095); null when it is no possible number. */
+  customer_phone: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   expires_at: Timestamp;
   paid_at: Timestamp | null;
@@ -112,7 +115,7 @@ export interface DocumentsTable {
   created_at: Timestamp;
 }
 
-export type SubWallet = 'online' | 'insurance' | 'promo';
+export type { SubWallet };
 
 export interface WalletsTable {
   partner_id: string;
@@ -321,3 +324,6 @@ export type OrderItemRow = Selectable<OrderItemsTable>;
 export type NewOrderItem = Insertable<OrderItemsTable>;
 export type PartnerRow = Selectable<PartnersTable>;
 export type WalletRow = Selectable<WalletsTable>;
+
+/** The database as the repositories take it: the pool or a transaction on it (a transaction is one). */
+export type Db = Kysely<DB>;

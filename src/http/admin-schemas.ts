@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { CustomerData, PaymentData } from '../db/schema.ts';
 import { ORDER_STATUSES, WEBHOOK_EVENT_TYPES } from '../domain/order-state.ts';
+import { SUB_WALLETS } from '../domain/wallet.ts';
 import { Nullable } from './typed.ts';
 
 /**
@@ -17,7 +18,7 @@ const freeForm = <T>(description: string) =>
 const Time = Type.String({ description: 'ISO-8601 with offset (Europe/Chisinau)' });
 const Mdl = Type.Number({ description: 'MDL' });
 const OrderStatus = oneOf(ORDER_STATUSES);
-const SubWallet = oneOf(['online', 'insurance', 'promo']);
+const SubWallet = oneOf(SUB_WALLETS);
 
 export const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 

@@ -12,6 +12,7 @@ import { compileJsonWriter } from './json-writer.ts';
 import { partnerDoc as doc, quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
 import type { App } from './typed.ts';
 import { walletRoutes } from './wallet-routes.ts';
+import { refuseWebhookFields } from './webhook-fields.ts';
 
 /** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
 export async function partnerRoutes(app: App, svc: Services, counter: SharedWindowCounter): Promise<void> {
@@ -53,7 +54,10 @@ export async function partnerRoutes(app: App, svc: Services, counter: SharedWind
   );
   app.post(
     '/v1/get-order',
-    { schema: { ...doc('Read an order', 'getOrder'), ...routes.getOrder } },
+    {
+      schema: { ...doc('Read an order', 'getOrder'), ...routes.getOrder },
+      preValidation: refuseWebhookFields,
+    },
     async (req) => getOrder(svc, req.partner, req.body.id),
   );
   await walletRoutes(app, svc);

@@ -68,6 +68,11 @@ interface DeskOffer {
  * them by insured amount (medical), every company's offer of every amount.
  */
 function offersOf(answer: object): DeskOffer[] {
+  // Cheapest first: the order a cashier compares them in (a stable sort keeps the API's among equals).
+  return listedOffers(answer).sort((a, b) => a.price - b.price);
+}
+
+function listedOffers(answer: object): DeskOffer[] {
   const offers = (answer as { offers?: unknown }).offers;
   const scalars = (o: Record<string, unknown>) =>
     Object.fromEntries(Object.entries(o).filter(([, v]) => v === null || typeof v !== 'object'));
@@ -100,6 +105,11 @@ function offersOf(answer: object): DeskOffer[] {
 
 /** The create-order fields an offer decides, under another name than its own. */
 const OFFER_NAMES: Record<string, string> = { insurance_company: 'company', company_name: 'companyName' };
+/** Fields of which a request holds one or the other: the quote's choice leaves the other out. */
+const EITHER: readonly (readonly [string, string])[] = [['vehicle', 'foreign_vehicle']];
+const notChosen = (quote: Record<string, unknown>): string[] =>
+  EITHER.flatMap(([a, b]) => (quote[a] !== undefined ? [b] : quote[b] !== undefined ? [a] : []));
+
 /** Fields an offer or the quote fill in that the cashier may still change. */
 const EDITABLE = new Set(['start_date', 'end_date']);
 
@@ -109,9 +119,9 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
     (path) => {
       const own = productChoices(svc, product);
       if (own[path]) return own[path];
-      return /(^|\.)(country|registration_country|residence_country)$/.test(path)
-        ? COUNTRY_CHOICES
-        : undefined;
+      // A foreign vehicle's registration country is any but Moldova (a Moldovan car has a certificate).
+      if (/(^|\.)registration_country$/.test(path)) return COUNTRY_CHOICES.filter((c) => c.value !== 'MD');
+      return /(^|\.)(country|residence_country)$/.test(path) ? COUNTRY_CHOICES : undefined;
     };
 
   /** The first schema error as the API words it, and the form field it concerns. */
@@ -343,12 +353,13 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
   ) => {
     openDesk(userOf(req));
     const m = sellModule(o.product);
-    const { fixed } = prefill(o.product, parseQuote(req, o.quote), parseOffer(o.offer));
+    const quoted = parseQuote(req, o.quote);
+    const { fixed } = prefill(o.product, quoted, parseOffer(o.offer));
     const fields = fieldsOf(m.schemas.order, {
       values: o.values,
       rows: o.rows,
       choices: choicesFor(o.product),
-      skip: fixed,
+      skip: new Set([...fixed, ...notChosen(quoted)]),
       ...(o.errors ? { errors: o.errors } : {}),
     });
     const offer = parseOffer(o.offer);

@@ -48,6 +48,8 @@ export async function walletPages(app: App, svc: Services, render: Render): Prom
               period: { from: asked.from ?? '', to: asked.to ?? '' },
               wallet: null,
               error: r.message,
+              // A role without the wallet sees why, and no form it may not use.
+              forbidden: r.status === 403,
             },
             r.status,
           ),

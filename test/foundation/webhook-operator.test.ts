@@ -198,7 +198,8 @@ describe('operator API', () => {
       webhook_events: ['completed'],
       renewal_notice_days: 30,
       wallet: true,
-      require_timestamped_signature: false,
+      // On unless asked otherwise (decision 0084).
+      require_timestamped_signature: true,
     });
     const b = await h.admin('POST', '/admin/partners', {
       name: 'Agent B',

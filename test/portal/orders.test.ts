@@ -63,6 +63,18 @@ describe('the order list', () => {
     expect(await found(cashier.cookie, '?product=medical')).toEqual([]);
   });
 
+  it('finds a phone however it was typed, in the order and in the search', async () => {
+    const p = await h.newPartner();
+    const u = await portalUser(h, p.id, 'cashier');
+    const national = await draft(p, '069123456');
+    const international = await draft(p, '+373 69 123 456');
+    const other = await draft(p, '+37369123457');
+    for (const q of ['069123456', '%2B37369123456', '00373+69+12+34+56']) {
+      expect(await found(u.cookie, `?q=${q}`), q).toEqual([international, national]);
+    }
+    expect(await found(u.cookie, '?q=069123457')).toEqual([other]);
+  });
+
   it('pages 25 at a time, newest first, and refuses a bad filter with the reason', async () => {
     const p = await h.newPartner();
     const u = await portalUser(h, p.id, 'accountant');

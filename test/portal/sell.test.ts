@@ -206,6 +206,36 @@ describe('the lists a form picks from', () => {
   });
 });
 
+describe('the offers and the order form', () => {
+  it('lists the offers cheapest first', async () => {
+    const offers = await post(h, '/portal/sell/offers', cashier.cookie, {
+      product: 'rca',
+      'f.vehicle': '100000001',
+      'f.duration': '365',
+      'f.idnx': '2003000000016',
+    });
+    expect(offers.statusCode, offers.body).toBe(200);
+    const prices = [...offers.body.matchAll(/<td class="num">([^<]+)<\/td>/g)].map((m) =>
+      Number(
+        m[1]!
+          .replace(/[^0-9,.]/g, '')
+          .replace(/\.(?=\d{3})/g, '')
+          .replace(',', '.'),
+      ),
+    );
+    expect(prices.length).toBeGreaterThan(1);
+    expect(prices).toEqual([...prices].sort((a, b) => a - b));
+  });
+
+  it('asks nothing of a foreign vehicle once a Moldovan one was quoted, and never offers Moldova abroad', async () => {
+    const { body } = await choose('vignette:ro', { 'f.vehicle': '100000001' }, /30 zile/);
+    expect(body).not.toContain('id="f-foreign_vehicle"');
+    const form = await get(h, '/portal/sell?product=vignette%3Aro', cashier.cookie);
+    const select = form.body.slice(form.body.indexOf('id="f-foreign_vehicle-registration_country"'));
+    expect(select.slice(0, select.indexOf('</select>'))).not.toContain('value="MD"');
+  });
+});
+
 describe('what the offers page sends back', () => {
   it('is checked again: a hand-made quote or offer is a 400 that says start again, never a 500', async () => {
     const { fields } = await choose(

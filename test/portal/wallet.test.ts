@@ -38,6 +38,15 @@ const references = (html: string) =>
   [...html.slice(html.indexOf('id="ledger"')).matchAll(/<td>(REF-[^<]+)<\/td>/g)].map((m) => m[1]!);
 
 describe('the wallet page', () => {
+  it('tells a cashier it is not theirs, without the form or the ledger', async () => {
+    const cashier = await portalUser(h, partner.id, 'cashier');
+    const res = await get(h, '/portal/wallet', cashier.cookie);
+    expect(res.statusCode).toBe(403);
+    expect(res.body).toContain('role="alert"');
+    expect(res.body).not.toContain('class="filters"');
+    expect(res.body).not.toContain('id="ledger"');
+  });
+
   it('shows the balances and the period’s ledger, 25 entries a page, newest first', async () => {
     for (let i = 1; i <= 27; i++) await credit(partner, i, `REF-${String(i).padStart(2, '0')}`);
     const res = await get(h, '/portal/wallet', accountant.cookie);

@@ -102,6 +102,14 @@ describe('documented commands', () => {
     }
   });
 
+  it('read the address of every curl from the sandbox’s credentials, not a fixed port', () => {
+    const curls = blocks
+      .filter((b) => b.file === 'README.md')
+      .flatMap((b) => b.lines.filter((l) => /^curl /.test(l)));
+    expect(curls.length).toBeGreaterThan(0);
+    for (const line of curls) expect(line).toMatch(/^curl -sS "\$BASE\//);
+  });
+
   it.each(sessions.map((b: ShellBlock) => [b.file, b.lines.join('\n')]))(
     '%s: this block runs whole and exits 0',
     async (_file, script) => {

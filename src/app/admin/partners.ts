@@ -77,7 +77,9 @@ export async function createPartner(
     webhook_events: webhookEvents,
     renewal_notice_days: input.renewal_notice_days ?? DEFAULT_RENEWAL_NOTICE_DAYS,
     wallet,
-    require_timestamped_signature: input.require_timestamped_signature ?? false,
+    // Timestamped by default (decision 0084): a captured request must not replay for ever.
+    require_timestamped_signature:
+      input.require_timestamped_signature ?? svc.config.defaultRequireTimestampedSignature,
   };
   await svc.db.transaction().execute(async (trx) => {
     if (await partnerExists(trx, id)) throw badRequest(`Partner ${id} already exists`);

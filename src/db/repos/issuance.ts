@@ -1,10 +1,8 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { assertTransition } from '../../domain/order-state.ts';
 import { compiledOnce } from '../compiled.ts';
-import type { DB } from '../schema.ts';
+import type { Db } from '../schema.ts';
 import { deliveryState, eventBody } from './webhooks.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
 
 export interface IssuedItem {
   idx: number;
@@ -29,7 +27,7 @@ export interface IssuedItem {
  * kept all the same. Answers whether the order moved and the event queued, if one was.
  */
 export async function completeIssuedOrder(
-  db: Conn,
+  db: Db,
   c: {
     orderId: string;
     from: 'paid' | 'processing';

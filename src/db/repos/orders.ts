@@ -1,10 +1,9 @@
+import { normalPhone } from '../../domain/phone.ts';
 import DataLoader from 'dataloader';
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { assertTransition, type OrderStatus } from '../../domain/order-state.ts';
 import { compiledOnce } from '../compiled.ts';
-import type { DB, NewOrderItem, OrderItemRow, OrderRow, OrdersTable } from '../schema.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import type { DB, NewOrderItem, OrderItemRow, OrderRow, OrdersTable, Db } from '../schema.ts';
 
 /**
  * The draft, its items and its first event in one statement: atomic without a transaction, and
@@ -12,7 +11,7 @@ type Conn = Kysely<DB> | Transaction<DB>;
  * (columns and number of items).
  */
 export async function insertOrder(
-  db: Conn,
+  db: Db,
   order: Omit<OrderRow, 'customer' | 'payment'> & { customer: string; payment: null },
   items: NewOrderItem[],
   actor: string,
@@ -48,7 +47,7 @@ const insertOrderStatement = compiledOnce((db, a: Record<string, unknown>, shape
     });
 });
 
-export async function findOrder(db: Conn, id: string): Promise<OrderRow | undefined> {
+export async function findOrder(db: Db, id: string): Promise<OrderRow | undefined> {
   return db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
@@ -122,7 +121,7 @@ const ordersWithItemsStatement = compiledOnce((db, a: { ids: string[] }) =>
     .where('id', '=', sql<string>`any(${a.ids}::text[])`),
 );
 
-export async function orderItems(db: Conn, orderId: string): Promise<OrderItemRow[]> {
+export async function orderItems(db: Db, orderId: string): Promise<OrderItemRow[]> {
   return db.selectFrom('order_items').selectAll().where('order_id', '=', orderId).orderBy('idx').execute();
 }
 
@@ -237,14 +236,14 @@ export async function setItemIssued(
   await itemIssuedStatement(trx, { orderId, idx, issued: JSON.stringify(issued), fileToken, pdf, at });
 }
 
-export async function findDocument(db: Conn, token: string): Promise<Uint8Array | undefined> {
+export async function findDocument(db: Db, token: string): Promise<Uint8Array | undefined> {
   const row = await db.selectFrom('documents').select('pdf').where('token', '=', token).executeTakeFirst();
   return row?.pdf;
 }
 
 /** A document with the status of its order (a refunded order's policy is cancelled). */
 export async function findDocumentAndStatus(
-  db: Conn,
+  db: Db,
   token: string,
 ): Promise<{ pdf: Uint8Array; status: OrderStatus } | undefined> {
   return db
@@ -305,7 +304,7 @@ export interface OrderListFilter {
   after?: { createdAt: Date; id: string };
 }
 
-export async function listOrders(db: Conn, f: OrderListFilter): Promise<OrderRow[]> {
+export async function listOrders(db: Db, f: OrderListFilter): Promise<OrderRow[]> {
   let q = db.selectFrom('orders').selectAll();
   if (f.partnerId) q = q.where('partner_id', '=', f.partnerId);
   if (f.status) q = q.where('status', '=', f.status);
@@ -326,11 +325,14 @@ export async function listOrders(db: Conn, f: OrderListFilter): Promise<OrderRow
     const text = f.q.trim();
     const compact = text.replace(/[\s-]/g, '').toUpperCase();
     const digits = text.replace(/\D/g, '');
+    // However the phone was typed, here or in the order (decision 0095).
+    const phone = normalPhone(text);
     const like = `%${compact.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     q = q.where((eb) =>
       eb.or([
         eb('orders.id', '=', text.toUpperCase()),
         eb('orders.partner_id', '=', text),
+        ...(phone ? [eb('orders.customer_phone', '=', phone)] : []),
         ...(digits.length >= 6
           ? [eb(sql`regexp_replace(orders.customer->>'phone', '[^0-9]', '', 'g')`, 'like', `%${digits}%`)]
           : []),
@@ -373,7 +375,7 @@ export type OrderBooks = Pick<
 >;
 
 /** The next `limit` orders by id after `after` (from the first when undefined), as reconciliation reads them. */
-export async function ordersAfter(db: Conn, after: string | undefined, limit: number): Promise<OrderBooks[]> {
+export async function ordersAfter(db: Db, after: string | undefined, limit: number): Promise<OrderBooks[]> {
   let q = db
     .selectFrom('orders')
     .select(['id', 'partner_id', 'status', 'price', 'payment_method', 'payment'])
@@ -384,7 +386,7 @@ export async function ordersAfter(db: Conn, after: string | undefined, limit: nu
 }
 
 /** An order's status history, oldest first, as the operator reads it: from → to, why, by whom, when. */
-export async function orderEvents(db: Conn, orderId: string) {
+export async function orderEvents(db: Db, orderId: string) {
   return db
     .selectFrom('order_events')
     .select(['from_status as from', 'to_status as to', 'reason', 'actor', 'at'])
@@ -394,7 +396,7 @@ export async function orderEvents(db: Conn, orderId: string) {
 }
 
 /** When the oldest paid order not yet issued was paid (migration 17's partial index answers it). */
-export async function oldestAwaitingIssue(db: Conn): Promise<Date | null> {
+export async function oldestAwaitingIssue(db: Db): Promise<Date | null> {
   const row = await db
     .selectFrom('orders')
     .select((eb) => eb.fn.min<Date | null>('paid_at').as('oldest'))
@@ -403,7 +405,7 @@ export async function oldestAwaitingIssue(db: Conn): Promise<Date | null> {
   return row?.oldest ?? null;
 }
 
-export async function countOrdersByStatus(db: Conn): Promise<{ status: string; n: number }[]> {
+export async function countOrdersByStatus(db: Db): Promise<{ status: string; n: number }[]> {
   return db
     .selectFrom('orders')
     .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
