@@ -129,6 +129,13 @@ const ROWS: Row[] = [
     url: (c) => `/portal/orders/${c.theirs}/resend`,
     expect: [404, 404, 403, 403],
   },
+  {
+    method: 'POST',
+    route: '/portal/language',
+    url: () => '/portal/language',
+    fields: () => ({ language: 'en', back: '/portal/orders' }),
+    expect: everyone(303),
+  },
   { method: 'GET', route: '/portal/wallet', url: () => '/portal/wallet', expect: [200, 403, 403, 200] },
   {
     method: 'GET',
