@@ -288,6 +288,12 @@ export interface PortalUsersTable {
   password_hash: string | null;
   created_at: Timestamp;
   disabled_at: Timestamp | null;
+  /** The portal language the user chose (migration 20); null: Accept-Language decides. */
+  language: ColumnType<
+    'ro' | 'ru' | 'en' | null,
+    'ro' | 'ru' | 'en' | null | undefined,
+    'ro' | 'ru' | 'en' | null
+  >;
 }
 
 export interface PortalInvitationsTable {
