@@ -149,6 +149,8 @@ export async function startService(
       adminToken,
       logger: log,
       maxConnections: config.maxConnections,
+      requestTimeoutMs: config.requestTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
       maxConnectionsPerIp: config.maxConnectionsPerIp,
       trustProxy: config.trustProxy,
       metricsToken: config.metricsToken,

@@ -16,12 +16,16 @@ import type {
   CorrectOrderPreview,
   CorrectOrderRequest,
   CreateOrderRequest,
+  EventsPage,
   GetOrderRequest,
+  ListEventsRequest,
   Order,
   PayOrderFromBalanceRequest,
   Product,
   QuoteRequests,
   QuoteResponses,
+  ResendEventAnswer,
+  ResendEventRequest,
 } from './types.js';
 
 export interface PolitaOptions {
@@ -44,7 +48,7 @@ export interface PolitaOptions {
   signature?: 'timestamped' | 'spec';
 }
 
-/** The options of create-order, confirm-order and pay-order-from-balance. */
+/** The options of create-order, confirm-order, pay-order-from-balance and resend-event. */
 export interface WriteOptions {
   /**
    * Sent as `Idempotency-Key` (1 to 255 visible ASCII characters). One is generated when absent;
@@ -149,6 +153,34 @@ export class Polita {
 
   getBalance(): Promise<Balance> {
     return this.#call('get-balance', {});
+  }
+
+  /**
+   * The partner's events of the last 30 days, oldest first, a page (one list-events call) at a time:
+   * `for await (const page of polita.listEvents({ after: lastHandled })) { ... }`. Each page after the
+   * first starts after the last event of the one before; the iteration ends with the page whose
+   * `has_more` is false. Keep the last `id` you handled: it is where a later catch-up starts.
+   */
+  async *listEvents(request: ListEventsRequest = {}): AsyncGenerator<EventsPage, void, undefined> {
+    let after = request.after;
+    for (;;) {
+      const page = await this.#call<EventsPage>('list-events', {
+        ...request,
+        ...(after !== undefined ? { after } : {}),
+      });
+      yield page;
+      const last = page.events.at(-1);
+      if (!page.has_more || !last) return;
+      after = last.id;
+    }
+  }
+
+  /**
+   * Sends one of the partner's events again (same event id and body) to its current webhook URL;
+   * answers once the attempt is queued. At most 60 a minute.
+   */
+  resendEvent(request: ResendEventRequest, options: WriteOptions = {}): Promise<ResendEventAnswer> {
+    return this.#call('resend-event', request, options.idempotencyKey ?? randomUUID());
   }
 
   /**

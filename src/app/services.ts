@@ -9,7 +9,8 @@ import type { Catalogue } from './catalogue.ts';
 import type { Clock } from './clock.ts';
 import type { PartnerDirectory } from './partner-directory.ts';
 
-export type JobName = 'issue-order' | 'deliver-webhook' | 'expire-drafts';
+export type JobName =
+  'issue-order' | 'deliver-webhook' | 'expire-drafts' | 'renewal-notices' | 'purge-events';
 
 /** The background-job port. Enqueueing goes through the caller's transaction: the job exists iff the change commits. */
 export interface JobQueue {

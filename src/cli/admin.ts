@@ -31,7 +31,7 @@ import {
   rotateOperatorToken,
 } from '../app/admin/operators.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
-import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../domain/order-state.ts';
 import { mdlTextToBani } from '../domain/money.ts';
 import { isoLocal } from '../domain/time.ts';
 import { SUB_WALLETS } from '../domain/wallet.ts';
@@ -123,16 +123,16 @@ function integer(value: string | undefined, what: string): number | undefined {
   return Number(value);
 }
 
-function eventList(value: string | undefined): { webhook_events: WebhookEventStatus[] } | object {
+function eventList(value: string | undefined): { webhook_events: WebhookEventType[] } | object {
   if (value === undefined) return {};
   const list = value.split(',').map((s) => s.trim());
-  const unknown = list.filter((s) => !(WEBHOOK_EVENT_STATUSES as readonly string[]).includes(s));
+  const unknown = list.filter((s) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(s));
   if (unknown.length > 0) {
     throw new UsageError(
-      `--webhook-events takes ${WEBHOOK_EVENT_STATUSES.join(', ')}; not ${unknown.map((s) => `"${s}"`).join(', ')}`,
+      `--webhook-events takes ${WEBHOOK_EVENT_TYPES.join(', ')}; not ${unknown.map((s) => `"${s}"`).join(', ')}`,
     );
   }
-  return { webhook_events: list as WebhookEventStatus[] };
+  return { webhook_events: list as WebhookEventType[] };
 }
 
 /** The options that were given (a use case's optional fields are absent, never undefined). */

@@ -9,7 +9,7 @@ import { PORTAL_ROLES } from '../app/portal/roles.ts';
 import type { Services } from '../app/services.ts';
 import { badRequest, DomainError } from '../domain/errors.ts';
 import { mdlTextToBani } from '../domain/money.ts';
-import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../domain/order-state.ts';
 import { SUB_WALLETS } from '../domain/wallet.ts';
 import type { App } from '../http/typed.ts';
 import {
@@ -34,9 +34,9 @@ const PAGE = 25;
 const LEDGER_PAGE = 20;
 
 /** The webhook events ticked in a form; `completed` is always sent, so always in the list. */
-function eventsOf(v: string | string[] | undefined): WebhookEventStatus[] {
+function eventsOf(v: string | string[] | undefined): WebhookEventType[] {
   const ticked = new Set(typeof v === 'string' ? [v] : (v ?? []));
-  return WEBHOOK_EVENT_STATUSES.filter((s) => s === 'completed' || ticked.has(s));
+  return WEBHOOK_EVENT_TYPES.filter((s) => s === 'completed' || ticked.has(s));
 }
 
 /** Partners: the list and search, a new partner, and a partner's page with its wallet and settings. */
@@ -62,7 +62,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       title: 'New partner',
       nav: 'partners',
       form: newPartnerForm,
-      events: WEBHOOK_EVENT_STATUSES,
+      events: WEBHOOK_EVENT_TYPES,
     }),
   );
 
@@ -118,7 +118,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
             req,
             reply,
             'partner-new',
-            { title: 'New partner', nav: 'partners', form, events: WEBHOOK_EVENT_STATUSES, error: r.message },
+            { title: 'New partner', nav: 'partners', form, events: WEBHOOK_EVENT_TYPES, error: r.message },
             r.status,
           ),
       );
@@ -148,7 +148,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
         partner,
         wallet,
         wallets: SUB_WALLETS,
-        events: WEBHOOK_EVENT_STATUSES,
+        events: WEBHOOK_EVENT_TYPES,
         isAdmin: req.consoleSession!.actor.role === 'admin',
         olderLedger: wallet?.next_cursor ? `${self}${queryOf({ cursor: wallet.next_cursor })}#ledger` : null,
         newestLedger: cursor ? `${self}#ledger` : null,

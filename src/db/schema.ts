@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Insertable, Kysely, Selectable } from 'kysely';
-import type { OrderStatus, WebhookEventStatus } from '../domain/order-state.ts';
+import type { OrderStatus, WebhookEventType } from '../domain/order-state.ts';
 import type { SubWallet } from '../domain/wallet.ts';
 
 /** JSON columns: written as text (JSON.stringify, so arrays survive `pg`), read back parsed. */
@@ -23,7 +23,9 @@ export interface PartnersTable {
   /** The contract's X-Hmac-Signature alone is refused (migration 18, decision 0045). */
   require_timestamped_signature: ColumnType<boolean, boolean | undefined, boolean>;
   /** Statuses whose events the webhook receives; always holds completed. */
-  webhook_events: ColumnType<WebhookEventStatus[], WebhookEventStatus[] | undefined, WebhookEventStatus[]>;
+  webhook_events: ColumnType<WebhookEventType[], WebhookEventType[] | undefined, WebhookEventType[]>;
+  /** Days before a policy's last day that its expiring event is made; 0: none (decision 0092). */
+  renewal_notice_days: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -77,6 +79,8 @@ export interface OrdersTable {
   completed_at: Timestamp | null;
   /** A sentence for a person: why the order failed or was refunded. */
   failure_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the renewal job handled the completed order (decision 0092); null: not yet. */
+  renewal_noticed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   updated_at: Timestamp;
   /** When the partner corrected the order, and who (migration 20); once per order. */
   corrected_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
@@ -144,11 +148,15 @@ export interface WebhookEventsTable {
   id: string;
   partner_id: string;
   order_id: string;
-  status: WebhookEventStatus;
+  /** The event's type: a status, corrected or expiring. */
+  status: WebhookEventType;
   /** The exact bytes every attempt sends (and signs). */
   body: string;
-  state: 'waiting' | 'pending' | 'delivered' | 'failed';
+  /** not_subscribed: recorded for list-events, never sent by itself (decision 0091). */
+  state: 'waiting' | 'pending' | 'delivered' | 'failed' | 'not_subscribed';
   attempts: ColumnType<number, number | undefined, number>;
+  /** Re-sends asked for (list-events counts them with the attempts). */
+  resends: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   next_attempt_at: Timestamp | null;
   settled_at: Timestamp | null;
@@ -201,7 +209,7 @@ export interface WebhookAttemptsTable {
   attempt: number | null;
   url: string | null;
   /** completion: an automatic attempt recorded before migration 9. */
-  trigger: 'completion' | 'automatic' | 'operator';
+  trigger: 'completion' | 'automatic' | 'operator' | 'partner';
   attempted_at: Timestamp;
   http_status: number | null;
   error: string | null;
@@ -280,6 +288,12 @@ export interface PortalUsersTable {
   password_hash: string | null;
   created_at: Timestamp;
   disabled_at: Timestamp | null;
+  /** The portal language the user chose (migration 20); null: Accept-Language decides. */
+  language: ColumnType<
+    'ro' | 'ru' | 'en' | null,
+    'ro' | 'ru' | 'en' | null | undefined,
+    'ro' | 'ru' | 'en' | null
+  >;
 }
 
 export interface PortalInvitationsTable {

@@ -33,6 +33,7 @@ import {
   OrderList,
   Partner,
   RetiredSecrets,
+  RenewalNoticeDays,
   WebhookEvents,
   WebhookUrl,
 } from './admin-schemas.ts';
@@ -105,6 +106,7 @@ export async function adminRoutes(
     // null: the service's RATE_LIMIT_PER_MINUTE.
     rate_limit_per_minute: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))),
     require_timestamped_signature: Type.Optional(Type.Boolean()),
+    renewal_notice_days: Type.Optional(RenewalNoticeDays),
   };
 
   app.post(

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { CustomerData, PaymentData } from '../db/schema.ts';
-import { ORDER_STATUSES, WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
+import { ORDER_STATUSES, WEBHOOK_EVENT_TYPES } from '../domain/order-state.ts';
 import { SUB_WALLETS } from '../domain/wallet.ts';
 import { Nullable } from './typed.ts';
 
@@ -35,9 +35,14 @@ export const pageOf = <Q extends { limit?: string }>(q: Q) => {
   return { ...rest, ...(limit ? { limit: Number(limit) } : {}) };
 };
 export const WebhookUrl = Nullable(Type.String({ minLength: 1, maxLength: 2000 }));
-export const WebhookEvents = Type.Array(oneOf(WEBHOOK_EVENT_STATUSES), {
+export const WebhookEvents = Type.Array(oneOf(WEBHOOK_EVENT_TYPES), {
   uniqueItems: true,
-  description: 'Statuses whose events the webhook receives; always includes "completed".',
+  description: 'Event types the webhook receives; always includes "completed".',
+});
+export const RenewalNoticeDays = Type.Integer({
+  minimum: 0,
+  maximum: 365,
+  description: 'Days before a policy’s last day that its expiring event is made; 0: none',
 });
 
 export const CreatedPartner = Type.Object(
@@ -47,6 +52,7 @@ export const CreatedPartner = Type.Object(
     name: Type.String(),
     webhook_url: WebhookUrl,
     webhook_events: WebhookEvents,
+    renewal_notice_days: RenewalNoticeDays,
     wallet: Type.Boolean(),
     require_timestamped_signature: Type.Boolean(),
   },
@@ -58,6 +64,7 @@ const partnerFields = {
   name: Type.String(),
   webhook_url: WebhookUrl,
   webhook_events: WebhookEvents,
+  renewal_notice_days: RenewalNoticeDays,
   wallet: Type.Boolean(),
   disabled: Type.Boolean(),
   margin_bp: Type.Integer(),
@@ -192,8 +199,8 @@ export const OrderDetail = Type.Object(
     webhook_events: Type.Array(
       Type.Object({
         id: Type.String(),
-        status: oneOf(WEBHOOK_EVENT_STATUSES),
-        state: oneOf(['waiting', 'pending', 'delivered', 'failed']),
+        status: oneOf(WEBHOOK_EVENT_TYPES),
+        state: oneOf(['waiting', 'pending', 'delivered', 'failed', 'not_subscribed']),
         attempts: Type.Integer(),
         created_at: Time,
         next_attempt_at: Nullable(Time),
@@ -203,9 +210,9 @@ export const OrderDetail = Type.Object(
     webhook_attempts: Type.Array(
       Type.Object({
         event_id: Nullable(Type.String()),
-        event: Nullable(oneOf(WEBHOOK_EVENT_STATUSES)),
+        event: Nullable(oneOf(WEBHOOK_EVENT_TYPES)),
         attempt: Nullable(Type.Integer({ description: 'null: an operator’s re-send' })),
-        trigger: oneOf(['completion', 'automatic', 'operator']),
+        trigger: oneOf(['completion', 'automatic', 'operator', 'partner']),
         url: Nullable(Type.String()),
         at: Time,
         http_status: Nullable(Type.Integer()),

@@ -7,6 +7,7 @@ import type { Services } from '../app/services.ts';
 import { installIdempotency } from './idempotency.ts';
 import { installPartnerAuth } from './partner-auth.ts';
 import { installPartnerRateLimit } from './partner-rate-limit.ts';
+import { eventRoutes } from './event-routes.ts';
 import { compileJsonWriter } from './json-writer.ts';
 import { partnerDoc as doc, quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
 import type { App } from './typed.ts';
@@ -62,4 +63,5 @@ export async function partnerRoutes(app: App, svc: Services, counter: SharedWind
   );
   await walletRoutes(app, svc);
   await afterSaleRoutes(app, svc);
+  await eventRoutes(app, svc, counter);
 }

@@ -6,7 +6,7 @@ import { saveWebhook } from '../app/portal/save-webhook.ts';
 import { setTimestampedSignatures } from '../app/portal/signature-form.ts';
 import { sendTestEvent } from '../app/portal/send-test-event.ts';
 import type { Services } from '../app/services.ts';
-import { WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
+import { WEBHOOK_EVENT_TYPES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { showPage, Text, unlessRefused, userOf, type Render } from './web.ts';
 
@@ -24,7 +24,7 @@ export async function developerPages(app: App, svc: Services, render: Render): P
       title: 'Developers',
       current: 'developers',
       dev,
-      events: WEBHOOK_EVENT_STATUSES,
+      events: WEBHOOK_EVENT_TYPES,
       webhook: { url: dev.webhook_url ?? '', events: dev.webhook_events as readonly string[] },
     };
   });

@@ -60,6 +60,7 @@ describe('npm run admin', () => {
       name: 'CLI Agent',
       webhook_url: null,
       webhook_events: ['completed'],
+      renewal_notice_days: 30,
       wallet: false,
       // On unless asked otherwise (decision 0084).
       require_timestamped_signature: true,

@@ -196,6 +196,7 @@ describe('operator API', () => {
       name: 'Agent A',
       webhook_url: null,
       webhook_events: ['completed'],
+      renewal_notice_days: 30,
       wallet: true,
       // On unless asked otherwise (decision 0084).
       require_timestamped_signature: true,

@@ -156,6 +156,13 @@ const ROWS: Row[] = [
     fields: () => ({ plate_number: 'CHY 998' }),
     expect: [404, 403, 404, 403],
   },
+  {
+    method: 'POST',
+    route: '/portal/language',
+    url: () => '/portal/language',
+    fields: () => ({ language: 'en', back: '/portal/orders' }),
+    expect: everyone(303),
+  },
   { method: 'GET', route: '/portal/wallet', url: () => '/portal/wallet', expect: [200, 403, 403, 200] },
   {
     method: 'GET',

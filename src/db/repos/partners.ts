@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { partnerSecretContext, type SecretBox } from '../../secrets/secret-box.ts';
-import type { WebhookEventStatus } from '../../domain/order-state.ts';
+import type { WebhookEventType } from '../../domain/order-state.ts';
 import type { DB, PartnerRow, Db } from '../schema.ts';
 
 export interface PartnerWithSecrets extends PartnerRow {
@@ -93,7 +93,8 @@ export async function insertPartner(
     margin_bp?: number;
     rate_limit_per_minute?: number | null;
     require_timestamped_signature?: boolean;
-    webhook_events?: WebhookEventStatus[];
+    webhook_events?: WebhookEventType[];
+    renewal_notice_days?: number;
     secret: string;
     at: Date;
   },
@@ -109,6 +110,7 @@ export async function insertPartner(
       rate_limit_per_minute: p.rate_limit_per_minute ?? null,
       require_timestamped_signature: p.require_timestamped_signature ?? false,
       ...(p.webhook_events ? { webhook_events: p.webhook_events } : {}),
+      ...(p.renewal_notice_days !== undefined ? { renewal_notice_days: p.renewal_notice_days } : {}),
       created_at: p.at,
       updated_at: p.at,
     })
@@ -250,7 +252,8 @@ export interface PartnerPatch {
   margin_bp?: number;
   rate_limit_per_minute?: number | null;
   require_timestamped_signature?: boolean;
-  webhook_events?: WebhookEventStatus[];
+  webhook_events?: WebhookEventType[];
+  renewal_notice_days?: number;
 }
 
 export async function updatePartner(db: Db, id: string, patch: PartnerPatch, at: Date): Promise<boolean> {

@@ -14,6 +14,7 @@ export const USER_AND_PARTNER = [
   'u.role',
   'u.partner_id',
   'u.disabled_at',
+  'u.language',
   'p.name as partner_name',
   'p.disabled as partner_disabled',
 ] as const;
@@ -83,4 +84,9 @@ export async function disableUser(
     .where('disabled_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
+}
+
+/** Keeps the portal language a user chose. */
+export async function setUserLanguage(db: Db, userId: string, language: 'ro' | 'ru' | 'en'): Promise<void> {
+  await db.updateTable('portal_users').set({ language }).where('id', '=', userId).execute();
 }
