@@ -1,9 +1,11 @@
 import { markQuoteUsed } from '../db/repos/after-sale-quotes.ts';
 import {
+  clearItemForReissue,
   findOrderWithItems,
   lockOrderWithItems,
   markCorrected,
   replaceIssuedItem,
+  transition,
 } from '../db/repos/orders.ts';
 import type { OrderItemRow, OrderRow, PartnerRow } from '../db/schema.ts';
 import { badRequest, conflict, DomainError, orderNotFound, providerRefused } from '../domain/errors.ts';
@@ -171,6 +173,7 @@ export async function confirmCorrection(
     if (!a.ok) throw conflict(STALE_CORRECTION);
     const at = new Date(now);
     const ctx = productContext(svc, now, partner, order.customer);
+    let later = false;
     for (const { item, module: m, priced } of a.corrected) {
       const next = {
         ...item,
@@ -179,6 +182,20 @@ export async function confirmCorrection(
         end_date: priced.endDate ?? null,
         details: priced.details as Record<string, unknown>,
       };
+      if (m.asyncIssue) {
+        // Its provider answers later: issuance re-issues it, the order `processing` meanwhile.
+        await clearItemForReissue(trx, {
+          orderId: id,
+          idx: item.idx,
+          description: next.description,
+          startDate: next.start_date,
+          endDate: next.end_date,
+          details: next.details,
+          at,
+        });
+        later = true;
+        continue;
+      }
       const transactionId = issuedTransaction(item);
       let receipt;
       try {
@@ -244,6 +261,25 @@ export async function confirmCorrection(
       }))
     )
       throw new Error(`order ${id} changed under its row lock`);
+    if (later) {
+      if (
+        !(await transition(trx, id, 'completed', 'processing', {
+          actor,
+          reason: 'corrected: issued again',
+          at,
+        }))
+      )
+        throw new Error(`order ${id} changed under its row lock`);
+      await svc.jobs.enqueue(
+        trx,
+        'issue-order',
+        { orderId: id },
+        {
+          startAfterSeconds: Math.ceil(svc.config.sandboxAsyncIssueMs / 1000),
+          singletonKey: `issue-correction:${id}`,
+        },
+      );
+    }
     await markQuoteUsed(trx, quoteId, at);
     await auditAfterSale(trx, partner, {
       action: 'order.correct',

@@ -91,6 +91,43 @@ describe('correct-order of a vignette before its first day', () => {
   });
 });
 
+describe('correct-order of a vignette:eu', () => {
+  it('answers processing until the provider has issued the corrected vignette again', async () => {
+    await h.setClock(NOW);
+    const eu = {
+      product: 'vignette:eu',
+      country: 'HU',
+      validity: '10d',
+      start_date: '2026-12-10',
+      foreign_vehicle: {
+        registration_country: 'AT',
+        category: 'M1',
+        plate_number: 'W 12345 X',
+        vin: 'WVWZZZ1KZAW000123',
+        make: 'Volkswagen',
+        model: 'Golf',
+        places: 5,
+        max_authorized_mass: 1800,
+      },
+    };
+    const { id } = await completedOrder(h, partner, [eu], 'wallet');
+    const before = (await h.call<Answer>('get-order', { id })).body;
+    const changes = { plate_number: 'W 54321 X' };
+    const p = await correct(id, changes);
+    expect(p.body.correctable, JSON.stringify(p.body)).toBe(true);
+    const c = await correct(id, changes, p.body.quote_id);
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    expect(c.body.status).toBe('processing');
+    expect(await fetchFile(fileOf(before))).toBe(410);
+    const done = await h.waitForStatus(id, 'completed');
+    const after = done.body as unknown as Answer;
+    expect(after.products![0]).toMatchObject({ plate_number: 'W 54321 X' });
+    expect(fileOf(after)).not.toBe(fileOf(before));
+    expect(await fetchFile(fileOf(after))).toBe(200);
+    await expectBooksClean(h);
+  });
+});
+
 describe('correct-order refusals', () => {
   it('refuses a field that may not change, by name, and changes nothing', async () => {
     await h.setClock(NOW);

@@ -25,6 +25,19 @@ create index after_sale_quotes_order on after_sale_quotes (order_id);
 alter table orders add column corrected_at timestamptz;
 alter table orders add column corrected_by text;
 
+-- A corrected vignette:eu is issued again in the background: completed → processing (decision 0088).
+alter table order_events drop constraint order_events_transition;
+alter table order_events add constraint order_events_transition check (
+  case
+    when from_status is null then to_status = 'draft'
+    else (from_status = 'draft' and to_status in ('paid','expired')) or
+      (from_status = 'paid' and to_status in ('processing','completed','failed')) or
+      (from_status = 'processing' and to_status in ('completed','failed')) or
+      (from_status = 'failed' and to_status = 'refunded') or
+      (from_status = 'completed' and to_status in ('refunded','processing'))
+  end
+);
+
 -- A corrected policy's old document answers 410 like a cancelled one.
 alter table documents add column replaced_at timestamptz;
 `.execute(db);

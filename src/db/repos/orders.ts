@@ -478,3 +478,42 @@ export async function markCorrected(
     .executeTakeFirst();
   return res.numUpdatedRows > 0n;
 }
+
+/**
+ * A corrected item its provider re-issues later (vignette:eu, decision 0088): its new request and
+ * dates now, its issued fields and document cleared for issuance to fill; the previous document
+ * stays, marked replaced, so its URL answers 410 from now on.
+ */
+export async function clearItemForReissue(
+  trx: Transaction<DB>,
+  r: {
+    orderId: string;
+    idx: number;
+    description: string;
+    startDate: string | null;
+    endDate: string | null;
+    details: Record<string, unknown>;
+    at: Date;
+  },
+): Promise<void> {
+  await trx
+    .updateTable('documents')
+    .set({ replaced_at: r.at })
+    .where('order_id', '=', r.orderId)
+    .where('idx', '=', r.idx)
+    .where('replaced_at', 'is', null)
+    .execute();
+  await trx
+    .updateTable('order_items')
+    .set({
+      description: r.description,
+      start_date: r.startDate,
+      end_date: r.endDate,
+      details: JSON.stringify(r.details),
+      issued: null,
+      file_token: null,
+    })
+    .where('order_id', '=', r.orderId)
+    .where('idx', '=', r.idx)
+    .execute();
+}
