@@ -23,6 +23,8 @@ export const NOTICES: ReadonlyMap<string, string> = new Map([
   ['resend-delivered', 'The webhook was re-sent and delivered.'],
   ['resend-failed', 'The webhook was re-sent but not delivered: see the last attempt below.'],
   ['webhook-saved', 'The webhook settings are saved.'],
+  ['renewals-saved', 'The renewal notice is saved.'],
+  ['event-queued', 'The event is queued to be sent again: its delivery shows below in a moment.'],
   ['retired', 'The old secret is retired: only the newest works now.'],
   ['timestamped-required', 'Requests must now carry X-Polita-Signature: X-Hmac-Signature alone is refused.'],
   ['timestamped-optional', 'X-Hmac-Signature alone is accepted again.'],

@@ -27,5 +27,7 @@ export async function readOrder(svc: Services, user: PortalUser, id: string) {
       file: p.file ? `/portal/orders/${encodeURIComponent(id)}/policy/${p.idx}` : null,
     })),
     can_resend: mayOpen(user.role, 'developers'),
+    // Sell again: a completed order's renewal, for whoever may sell (decision 0092).
+    can_sell_again: detail.status === 'completed' && mayOpen(user.role, 'sell'),
   };
 }
