@@ -229,10 +229,16 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     '/partners/:id/webhook',
     { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what: 'change partners' },
     async (req, id) => {
-      const url = strings(req.body, ['webhook_url']).webhook_url.trim();
+      const fields = strings(req.body, ['webhook_url', 'renewal_notice_days']);
+      const url = fields.webhook_url.trim();
       if (url.length > 2048) throw badRequest('The webhook URL is longer than 2048 characters');
+      const days = fields.renewal_notice_days.trim();
+      if (days && !/^\d{1,3}$/.test(days)) {
+        throw badRequest('renewal_notice_days must be a whole number of days from 0 (no notice) to 365');
+      }
       const events = req.body.events;
       await partners.changePartner(svc, id, {
+        ...(days ? { renewal_notice_days: Number(days) } : {}),
         webhook_url: url || null,
         webhook_events: eventsOf(
           typeof events === 'string' || Array.isArray(events) ? (events as string | string[]) : undefined,

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { readDevelopers } from '../app/portal/read-developers.ts';
 import { retireSecret } from '../app/portal/retire-secret.ts';
 import { rotateSecret } from '../app/portal/rotate-secret.ts';
+import { resendPortalEvent, saveRenewalNotice } from '../app/portal/partner-events.ts';
 import { saveWebhook } from '../app/portal/save-webhook.ts';
 import { setTimestampedSignatures } from '../app/portal/signature-form.ts';
 import { sendTestEvent } from '../app/portal/send-test-event.ts';
@@ -96,6 +97,36 @@ export async function developerPages(app: App, svc: Services, render: Render): P
         (r) => show(req, reply, { webhookError: r.message, webhook: { url, events } }, r.status),
       );
     },
+  );
+
+  app.post(
+    '/developers/renewals',
+    {
+      schema: {
+        body: Type.Object({ ...Csrf, renewal_notice_days: Type.String({ pattern: '^[0-9]{1,3}$' }) }),
+      },
+    },
+    async (req, reply) =>
+      unlessRefused(
+        async () => {
+          await saveRenewalNotice(svc, userOf(req), Number(req.body.renewal_notice_days));
+          return reply.redirect('/portal/developers?done=renewals-saved#renewals', 303);
+        },
+        (r) => show(req, reply, { error: r.message }, r.status),
+      ),
+  );
+
+  app.post(
+    '/developers/events/resend',
+    { schema: { body: Type.Object({ ...Csrf, id: Type.String({ minLength: 1, maxLength: 64 }) }) } },
+    async (req, reply) =>
+      unlessRefused(
+        async () => {
+          await resendPortalEvent(svc, userOf(req), req.body.id);
+          return reply.redirect('/portal/developers?done=event-queued#events', 303);
+        },
+        (r) => show(req, reply, { error: r.message }, r.status),
+      ),
   );
 
   // The attempt's outcome is shown on this answer (it is not one of the order deliveries below).

@@ -34,6 +34,7 @@ const ListQuery = Type.Object({
   product: Text(40),
   from: Text(10),
   to: Text(10),
+  expiring: Text(10),
   cursor: Text(),
 });
 const PAGE = 25;
@@ -41,13 +42,15 @@ const PAGE = 25;
 /** Orders: search and filters with paging; an order's page with its history, policies and webhooks. */
 export async function orderPages(app: App, svc: Services, render: Render): Promise<void> {
   app.get('/orders', { schema: { querystring: ListQuery } }, async (req, reply) => {
-    const filters = givenFields(req.query, ['q', 'status', 'product', 'from', 'to']);
+    const filters = givenFields(req.query, ['q', 'status', 'product', 'from', 'to', 'expiring']);
+    const { expiring, ...rest } = filters;
     return listPage(req, reply, render, {
       view: 'orders',
       filters,
       data: { title: 'Orders', current: 'orders', filters, statuses: ORDER_STATUSES, products: PRODUCTS },
       rows: 'orders',
-      load: (page) => findOrders(svc, userOf(req), { ...filters, limit: PAGE, ...page }),
+      load: (page) =>
+        findOrders(svc, userOf(req), { ...rest, expiring: expiring === 'true', limit: PAGE, ...page }),
     });
   });
 

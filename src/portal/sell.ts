@@ -5,6 +5,7 @@ import {
   openDesk,
   productChoices,
   readSale,
+  renewalOf,
   sellCreateOrder,
   sellModule,
   SELL_PRODUCTS,
@@ -214,7 +215,14 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
     req: FastifyRequest,
     reply: FastifyReply,
     product: string | undefined,
-    state: { values: Values; rows: Map<string, number>; errors?: Map<string, string>; error?: string } = {
+    state: {
+      values: Values;
+      rows: Map<string, number>;
+      errors?: Map<string, string>;
+      error?: string;
+      /** Sell again: the order renewed and the new cover's first day, carried to the order form. */
+      renewal?: { orderId: string; startDate: string } | undefined;
+    } = {
       values: new Map(),
       rows: new Map(),
     },
@@ -235,6 +243,7 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
         productName: SELL_PRODUCTS.find((p) => p.code === m?.product)?.name,
         fields,
         error: state.error,
+        renewal: state.renewal,
       },
       status,
     );
@@ -242,14 +251,38 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
 
   app.get(
     '/sell',
-    { schema: { querystring: Type.Object({ product: Text(40), done: Text(40) }) } },
-    async (req, reply) => showQuote(req, reply, req.query.product || undefined),
+    { schema: { querystring: Type.Object({ product: Text(40), done: Text(40), again: Text(64) }) } },
+    async (req, reply) => {
+      const again = req.query.again;
+      if (!again) return showQuote(req, reply, req.query.product || undefined);
+      // Sell again: the old order's request filled in, the new cover from the day after the old one.
+      return unlessRefused(
+        async () => {
+          const r = await renewalOf(svc, userOf(req), again);
+          const { values, rows } = valuesOf(r.request);
+          values.delete('product');
+          if (r.startDate) values.set('start_date', r.startDate);
+          const renewal = r.startDate ? { orderId: again, startDate: r.startDate } : undefined;
+          return showQuote(req, reply, r.product, { values, rows, renewal });
+        },
+        (refused) =>
+          render(req, reply, 'error', { title: 'Refused', message: refused.message }, refused.status),
+      );
+    },
   );
+
+  /** The renewal a desk form carries (hidden fields), if it is well formed. */
+  const renewalIn = (body: Body) => {
+    const orderId = one(body.renew_order);
+    const startDate = one(body.renew_from);
+    return /^\d{4}-\d{2}-\d{2}$/.test(startDate) && orderId ? { orderId, startDate } : undefined;
+  };
 
   // Step 2: the offers. Nothing changes here: the answer is the page.
   app.post('/sell/offers', { schema: { body: FormBody } }, async (req, reply) => {
     const { body, product, m, values, rows } = deskForm(req);
-    if (reshape(body, rows, values)) return showQuote(req, reply, product, { values, rows });
+    const renewal = renewalIn(body);
+    if (reshape(body, rows, values)) return showQuote(req, reply, product, { values, rows, renewal });
     const request = { product: m.product, ...requestOf(m.schemas.quote, values, rows) };
     const keys = keysOf(fieldsOf(m.schemas.quote, { values, rows, choices: choicesFor(product) }));
     return submit(req, {
@@ -257,12 +290,13 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
       request,
       strip: '',
       keys,
-      again: (fault, status) => showQuote(req, reply, product, { values, rows, ...fault }, status),
+      again: (fault, status) => showQuote(req, reply, product, { values, rows, renewal, ...fault }, status),
       run: async () => {
         const offers = offersOf(await sellQuote(svc, userOf(req), request));
         return render(req, reply, 'sell-offers', {
           title: 'Offers',
           current: 'sell',
+          renewal,
           product: m.product,
           productName: SELL_PRODUCTS.find((p) => p.code === m.product)!.name,
           quote: JSON.stringify(request),
@@ -407,6 +441,9 @@ export async function sellPages(app: App, svc: Services, render: Render): Promis
     const quote = one(body.quote);
     const offer = one(body.offer);
     const { values, rows } = prefill(product, parseQuote(req, quote), parseOffer(offer));
+    // Sell again: the new cover starts the day after the old one ends, whatever the offer's earliest.
+    const renewal = renewalIn(body);
+    if (renewal) values.set('start_date', renewal.startDate);
     return showOrderForm(req, reply, {
       product,
       quote,

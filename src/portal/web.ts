@@ -36,6 +36,8 @@ export const NOTICES: ReadonlyMap<string, string> = new Map(
     'language-saved',
     'cancelled',
     'corrected',
+    'renewals-saved',
+    'event-queued',
   ].map((done) => [done, `notice.${done}`]),
 );
 

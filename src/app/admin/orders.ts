@@ -52,6 +52,7 @@ export async function listOrdersForOperator(
     q?: string;
     limit?: number;
     cursor?: string;
+    ending?: { from: string; to: string; minDays: number };
   },
 ) {
   if (q.status && !(ORDER_STATUSES as readonly string[]).includes(q.status)) {
@@ -72,6 +73,7 @@ export async function listOrdersForOperator(
     ...(q.from ? { from: new Date(localInstant(q.from, '00:00:00')) } : {}),
     ...(q.to ? { to: new Date(localInstant(addDays(q.to, 1), '00:00:00')) } : {}),
     ...(q.q?.trim() ? { q: q.q } : {}),
+    ...(q.ending ? { ending: q.ending } : {}),
     ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}),
   });
   const page = rows.slice(0, limit);

@@ -65,6 +65,7 @@ export async function createPartner(
   },
 ) {
   if (input.webhook_url) checkWebhookUrlSyntax(input.webhook_url, svc.config.sandbox);
+  if (input.renewal_notice_days !== undefined) checkRenewalNoticeDays(input.renewal_notice_days);
   const webhookEvents = checkWebhookEvents(input.webhook_events ?? ['completed']);
   const id = input.id ?? `p${hex(svc, 5)}`;
   const secret = hex(svc, 32);
@@ -116,6 +117,7 @@ export async function getPartner(svc: Services, id: string) {
 
 export async function changePartner(svc: Services, id: string, patch: PartnerPatch) {
   if (patch.webhook_url) checkWebhookUrlSyntax(patch.webhook_url, svc.config.sandbox);
+  if (patch.renewal_notice_days !== undefined) checkRenewalNoticeDays(patch.renewal_notice_days);
   const before = await getPartner(svc, id);
   const at = new Date(await svc.clock.now());
   await svc.db.transaction().execute(async (trx) => {
@@ -144,6 +146,12 @@ export async function changePartner(svc: Services, id: string, patch: PartnerPat
  * contract sends every partner with a webhook URL the completion webhook
  * (docs/api-reference.md#webhooks): a list without it is refused rather than quietly completed.
  */
+function checkRenewalNoticeDays(days: number): void {
+  if (!Number.isInteger(days) || days < 0 || days > 365) {
+    throw badRequest('renewal_notice_days must be a whole number of days from 0 (no notice) to 365');
+  }
+}
+
 function checkWebhookEvents(list: readonly WebhookEventType[]): WebhookEventType[] {
   if (!list.includes('completed')) {
     throw badRequest(

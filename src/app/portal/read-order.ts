@@ -29,5 +29,7 @@ export async function readOrder(svc: Services, user: PortalUser, id: string) {
     can_resend: mayOpen(user.role, 'developers'),
     // Cancel policy and Correct (decision 0088): the roles that sell.
     can_change: mayOpen(user.role, 'sell'),
+    // Sell again: a completed order's renewal, for whoever may sell (decision 0092).
+    can_sell_again: detail.status === 'completed' && mayOpen(user.role, 'sell'),
   };
 }

@@ -81,3 +81,16 @@ export async function purgeEventsBefore(trx: Transaction<DB>, before: Date, limi
   await sql`delete from webhook_events where id = any(${ids}::text[])`.execute(trx);
   return rows.length;
 }
+
+/** A partner's newest events, newest first, as the portal's Developers page lists them. */
+export async function recentEvents(db: Conn, partnerId: string, since: Date, limit: number) {
+  return db
+    .selectFrom('webhook_events')
+    .select(['id', 'status', 'order_id', 'state', 'created_at'])
+    .select((eb) => eb('attempts', '+', eb.ref('resends')).as('attempts'))
+    .where('partner_id', '=', partnerId)
+    .where('created_at', '>=', since)
+    .orderBy('seq', 'desc')
+    .limit(limit)
+    .execute();
+}

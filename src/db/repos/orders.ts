@@ -299,6 +299,11 @@ export interface OrderListFilter {
    * (in a product's description or issued fields), or the customer's phone (digits, any spacing).
    */
   q?: string;
+  /**
+   * Expiring soon: completed orders whose policy runs `minDays` or more and whose last day is from
+   * `from` to `to` (yyyy-mm-dd), as the renewal notices count them (decision 0092).
+   */
+  ending?: { from: string; to: string; minDays: number };
   limit: number;
   /** Keyset cursor: created_at and id of the last row of the previous page. */
   after?: { createdAt: Date; id: string };
@@ -310,6 +315,13 @@ export async function listOrders(db: Db, f: OrderListFilter): Promise<OrderRow[]
   if (f.status) q = q.where('status', '=', f.status);
   if (f.from) q = q.where('created_at', '>=', f.from);
   if (f.to) q = q.where('created_at', '<', f.to);
+  if (f.ending) {
+    q = q
+      .where('status', '=', 'completed')
+      .where('end_date', '>=', f.ending.from)
+      .where('end_date', '<=', f.ending.to)
+      .where(sql<boolean>`end_date::date - start_date::date + 1 >= ${f.ending.minDays}`);
+  }
   if (f.product) {
     const product = f.product;
     q = q.where(({ exists, selectFrom }) =>
