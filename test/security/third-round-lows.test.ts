@@ -1,6 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { timestampedSignatureHeader } from '../../src/signature.ts';
 import { RCA_QUOTE, startHarness, type Harness } from '../support/harness.ts';
+import {
+  FORM,
+  form,
+  get,
+  invite,
+  PASSWORD,
+  portalUser,
+  post,
+  signIn,
+  type Signed,
+} from '../portal/support.ts';
 
 /** Third security round, the low findings (decisions 0083 to 0086), through the real service. */
 let h: Harness;
@@ -67,5 +78,86 @@ describe('finding 5: a captured timestamped request replayed inside its window u
       );
     }
     expect(own).toEqual([200, 200, 200, 200, 429]);
+  });
+});
+
+describe('finding 5: an owner can learn whether an email is registered anywhere and claim it for good', () => {
+  const teamInvite = async (owner: Signed, email: string) => {
+    const res = await post(h, '/portal/team/users', owner.cookie, { email, role: 'cashier' });
+    const link = /\/portal\/invitations\/[A-Za-z0-9_-]{43}/.exec(res.body)?.[0];
+    return {
+      status: res.statusCode,
+      link,
+      page: res.body.replaceAll(email, '<email>').replace(/[A-Za-z0-9_-]{43}/g, '<token>'),
+    };
+  };
+
+  it('inviting another partner’s user answers as a new address, and that link opens nothing', async () => {
+    const a = await h.newPartner();
+    const taken = await portalUser(h, a.id, 'owner', 'held@a.example');
+    // Two partners alike, one inviting an unknown address, the other one in use at A.
+    const answer = async (email: string) => {
+      const b = await h.newPartner();
+      const ownerB = await portalUser(h, b.id, 'owner', `owner@${b.id}.example`);
+      const r = await teamInvite(ownerB, email);
+      return {
+        ...r,
+        page: r.page
+          .replaceAll(ownerB.email, '<owner>')
+          .replaceAll(ownerB.userId, '<owner id>')
+          .replace(/usr_[0-9a-f]+/g, '<id>')
+          .replace(/name="_csrf" value="[^"]+"/g, '')
+          .replace(/X-CSRF-Token&quot;:&quot;[^&]+&quot;/g, '')
+          .replace(/\d{2}:\d{2}/g, '<time>'),
+      };
+    };
+    const fresh = await answer('nobody-yet@b.example');
+    const held = await answer('held@a.example');
+    expect(held.status).toBe(fresh.status);
+    expect(held.page).toBe(fresh.page);
+    expect((await get(h, held.link!)).statusCode).toBe(404);
+    const accepted = await h.service.app.inject({
+      method: 'POST',
+      url: held.link!,
+      headers: FORM,
+      payload: form({ password: 'river-blue-cactus-9 lamp' }),
+    });
+    expect(accepted.statusCode).toBe(404);
+    // The address stays its holder's.
+    expect((await signIn(h, 'held@a.example', PASSWORD)).res.statusCode).toBe(303);
+    expect((await get(h, '/portal/orders', taken.cookie)).statusCode).toBe(200);
+  });
+
+  it('an invitation not accepted does not keep the address from another partner', async () => {
+    const a = await h.newPartner();
+    await invite(h, a.id, 'unclaimed@example.com', 'owner');
+    const b = await h.newPartner();
+    const joined = await portalUser(h, b.id, 'developer', 'unclaimed@example.com');
+    expect(joined.cookie).not.toBe('');
+  });
+
+  it('the operator can invite again the address of a disabled user', async () => {
+    const p = await h.newPartner();
+    const owner = await portalUser(h, p.id, 'owner', 'boss@again.example');
+    const user = await portalUser(h, p.id, 'cashier', 'left@again.example');
+    expect((await post(h, `/portal/team/users/${user.userId}/disable`, owner.cookie)).statusCode).toBe(303);
+    // An owner cannot bring a disabled colleague back by inviting the address again...
+    expect(
+      (await post(h, '/portal/team/users', owner.cookie, { email: 'left@again.example', role: 'cashier' }))
+        .statusCode,
+    ).toBe(409);
+    // ...the operator can: a new link, and the old password no longer works.
+    const { path } = await invite(h, p.id, 'left@again.example', 'accountant');
+    const res = await h.service.app.inject({
+      method: 'POST',
+      url: path,
+      headers: FORM,
+      payload: form({ password: 'river-blue-cactus-9 lamp' }),
+    });
+    expect(res.statusCode).toBe(303);
+    expect((await signIn(h, 'left@again.example', PASSWORD, '10.86.0.1')).res.statusCode).toBe(401);
+    expect(
+      (await signIn(h, 'left@again.example', 'river-blue-cactus-9 lamp', '10.86.0.1')).res.statusCode,
+    ).toBe(303);
   });
 });

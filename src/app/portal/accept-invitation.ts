@@ -1,7 +1,8 @@
 import { badRequest, notFound } from '../../domain/errors.ts';
 import { findOpenInvitation, markInvitationUsed } from '../../db/repos/portal-invitations.ts';
 import { clearFailures, countAttempt } from '../../db/repos/portal-sign-in-failures.ts';
-import { setUserPassword } from '../../db/repos/users.ts';
+import { emailHeldElsewhere, setUserPassword } from '../../db/repos/users.ts';
+import { isUniqueViolation } from '../create-order.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
 import { audit } from '../admin/operators.ts';
 import type { Services } from '../services.ts';
@@ -44,6 +45,8 @@ export async function acceptInvitation(
   if (!TOKEN.test(token)) throw notFound(INVALID_INVITATION);
   const open = await findOpenInvitation(svc.db, tokenHash(token), new Date());
   if (!open || open.disabled_at || open.partner_disabled) throw notFound(INVALID_INVITATION);
+  // Another partner's user holds the address: this link was answered as any other, and opens nothing.
+  if (await emailHeldElsewhere(svc.db, open.email, open.user_id)) throw notFound(INVALID_INVITATION);
   const problem = await passwordProblem(password, [open.email]);
   if (problem) throw badRequest(problem);
   // Hashed before the transaction, which then holds its connection only for the writes.
@@ -52,7 +55,10 @@ export async function acceptInvitation(
   const opened = await svc.db.transaction().execute(async (trx) => {
     const found = await findOpenInvitation(trx, tokenHash(token), now, { forUpdate: true });
     if (!found || found.disabled_at || found.partner_disabled) throw notFound(INVALID_INVITATION);
-    await setUserPassword(trx, found.user_id, hash);
+    await setUserPassword(trx, found.user_id, hash).catch((err: unknown) => {
+      // Another invitation of the address was accepted meanwhile (the unique index, migration 19).
+      throw isUniqueViolation(err) ? notFound(INVALID_INVITATION) : err;
+    });
     await markInvitationUsed(trx, found.token_sha256, now);
     const user = portalUserOf(found);
     const opened = await openSession(svc, trx, user);
