@@ -181,7 +181,7 @@ export async function confirmCorrection(
         description: priced.description,
         start_date: priced.startDate ?? null,
         end_date: priced.endDate ?? null,
-        details: priced.details as Record<string, unknown>,
+        details: priced.details,
       };
       if (m.asyncIssue) {
         // Its provider answers later: issuance re-issues it, the order `processing` meanwhile.

@@ -425,7 +425,7 @@ export async function replaceIssuedItem(
     description: string;
     startDate: string | null;
     endDate: string | null;
-    details: Record<string, unknown>;
+    details: unknown;
     issued: Record<string, unknown>;
     fileToken: string;
     pdf: Uint8Array;
@@ -492,7 +492,7 @@ export async function clearItemForReissue(
     description: string;
     startDate: string | null;
     endDate: string | null;
-    details: Record<string, unknown>;
+    details: unknown;
     at: Date;
   },
 ): Promise<void> {
