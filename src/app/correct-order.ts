@@ -23,6 +23,7 @@ import {
   requireCompleted,
 } from './after-sale.ts';
 import { getOrder } from './get-order.ts';
+import { emitOrderEvent } from './webhook-events.ts';
 import { catalogueOf, productContext } from './product-context.ts';
 import type { Services } from './services.ts';
 
@@ -180,7 +181,7 @@ export async function confirmCorrection(
         description: priced.description,
         start_date: priced.startDate ?? null,
         end_date: priced.endDate ?? null,
-        details: priced.details as Record<string, unknown>,
+        details: priced.details,
       };
       if (m.asyncIssue) {
         // Its provider answers later: issuance re-issues it, the order `processing` meanwhile.
@@ -280,6 +281,8 @@ export async function confirmCorrection(
         },
       );
     }
+    // The `corrected` event when the correction is made (a vignette:eu's new file follows later).
+    await emitOrderEvent(svc, trx, order, 'corrected', at);
     await markQuoteUsed(trx, quoteId, at);
     await auditAfterSale(trx, partner, {
       action: 'order.correct',

@@ -14,6 +14,7 @@ import type { Services } from '../app/services.ts';
 import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
+import { DEFAULT_LANGUAGE, translator } from './i18n.ts';
 import {
   fromHtmx,
   given,
@@ -150,7 +151,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
               req,
               reply,
               id,
-              { error: 'Give the corrected plate number or start date.' },
+              { error: translator(req.portalLanguage ?? DEFAULT_LANGUAGE)('order.afterSale.nothingGiven') },
               400,
             );
           }

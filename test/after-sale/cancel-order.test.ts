@@ -230,6 +230,25 @@ describe('cancel-order refusals', () => {
     expect(d.status).toBe(400);
     expect(d.body.message).toBe('Only a completed order can be cancelled');
 
+    // A vignette:eu is issued after a visible processing stage: cancelling it meanwhile is refused.
+    const eu = await h.call<{ id: string }>('create-order', {
+      customer: { phone: '+37369000000', name: 'Ion Popescu' },
+      products: [
+        {
+          product: 'vignette:eu',
+          country: 'HU',
+          validity: '10d',
+          start_date: '2026-12-10',
+          vehicle: '100000001',
+        },
+      ],
+    });
+    expect(eu.status, JSON.stringify(eu.body)).toBe(200);
+    expect((await h.call('pay-order-from-balance', { id: eu.body.id })).status).toBe(200);
+    const busy = await preview(eu.body.id);
+    expect(busy.status).toBe(409);
+    expect(busy.body.message).toBe('Issuance in progress');
+
     const { id } = await rcaOrder(h, partner, '2026-12-05', 'wallet');
     const p = await preview(id);
     await confirm(id, p.body.quote_id!);

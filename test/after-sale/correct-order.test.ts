@@ -71,6 +71,19 @@ describe('correct-order of a vignette before its first day', () => {
     expect(again.status).toBe(200);
     expect(again.body).toEqual(c.body);
 
+    // The corrected event, for a partner subscribed to it (listed whether or not it is).
+    const events = await h.call<{ events: { type: string; data: unknown }[] }>('list-events', {
+      order_id: id,
+      types: ['corrected'],
+    });
+    expect(events.status, JSON.stringify(events.body)).toBe(200);
+    expect(events.body.events).toEqual([
+      expect.objectContaining({
+        type: 'corrected',
+        data: { orderId: id, status: 'completed', event: 'corrected' },
+      }),
+    ]);
+
     // Once per order.
     const second = await correct(id, { plate_number: 'B EF 9012' });
     expect(second.body).toEqual({

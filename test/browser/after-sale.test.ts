@@ -41,6 +41,10 @@ async function userPage(email: string, role: string): Promise<{ page: Page; erro
   return opened;
 }
 
+/** Money as the portal writes it in English (en-GB, the pages' locale here). */
+const mdl = (n: number) =>
+  new Intl.NumberFormat('en-GB', { style: 'currency', currency: 'MDL', currencyDisplay: 'code' }).format(n);
+
 const statusOf = (page: Page) => page.locator('h1 .status').textContent();
 
 it('a cashier previews the cancellation’s refund, nothing changing, then confirms it', async () => {
@@ -49,8 +53,9 @@ it('a cashier previews the cancellation’s refund, nothing changing, then confi
   await page.goto(`${base}/portal/orders/${id}`);
   await page.getByRole('button', { name: 'Cancel policy' }).click();
   const preview = page.locator('#cancel-preview');
-  await expect.poll(() => preview.textContent()).toContain(`Cancelling refunds ${price.toFixed(2)} MDL`);
-  expect(await preview.textContent()).toContain('to the customer');
+  await expect
+    .poll(() => preview.textContent())
+    .toContain(`Cancelling refunds ${mdl(price)} to the customer`);
   expect(await statusOf(page)).toBe('completed');
   expect((await h.call<{ status: string }>('get-order', { id }, partner)).body.status).toBe('completed');
   await screenshot(page, 'portal-cancel-preview');
@@ -83,7 +88,10 @@ it('an owner corrects a vignette’s plate: the preview first, then the policy i
   await page.goto(`${base}/portal/orders/${id}`);
   await page.getByLabel('Plate number').fill('B CD 5678');
   await page.getByRole('button', { name: 'Correct', exact: true }).click();
-  await expect.poll(() => page.locator('#correct-preview').textContent()).toContain('plate number B CD 5678');
+  await expect
+    .poll(() => page.locator('#correct-preview').textContent())
+    .toContain('The policy will be issued again');
+  expect(await page.locator('#after-sale dl.facts').textContent()).toContain('B CD 5678');
   const before = await h.call<{ products: { registration_number: string }[] }>('get-order', { id }, partner);
   expect(before.body.products[0]!.registration_number).toBe('B AB 1234');
   await screenshot(page, 'portal-correct-preview');

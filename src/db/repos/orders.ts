@@ -437,7 +437,7 @@ export async function replaceIssuedItem(
     description: string;
     startDate: string | null;
     endDate: string | null;
-    details: Record<string, unknown>;
+    details: unknown;
     issued: Record<string, unknown>;
     fileToken: string;
     pdf: Uint8Array;
@@ -504,7 +504,7 @@ export async function clearItemForReissue(
     description: string;
     startDate: string | null;
     endDate: string | null;
-    details: Record<string, unknown>;
+    details: unknown;
     at: Date;
   },
 ): Promise<void> {
