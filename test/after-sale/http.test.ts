@@ -63,7 +63,8 @@ describe('cancel-order and correct-order on the wire', () => {
       (await send('correct-order', { id: 'X', changes: { start_date: '2026-12-02' } }, undefined, limited))
         .statusCode,
     ).toBe(404);
-    const over = await send('cancel-order', { id: 'X' }, undefined, limited);
+    // Another body: the same bytes in the same second would be a replay, counted apart (decision 0086).
+    const over = await send('cancel-order', { id: 'Y' }, undefined, limited);
     expect(over.statusCode).toBe(429);
     expect(over.headers['retry-after']).toBeDefined();
   });
