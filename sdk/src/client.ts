@@ -10,7 +10,11 @@ import {
 } from './errors.js';
 import type {
   Balance,
+  CancelOrderPreview,
+  CancelOrderRequest,
   ConfirmOrderRequest,
+  CorrectOrderPreview,
+  CorrectOrderRequest,
   CreateOrderRequest,
   EventsPage,
   GetOrderRequest,
@@ -113,6 +117,34 @@ export class Polita {
   /** Pays a draft order from the partner's prepaid wallet (`paid`); issuance follows. */
   payOrderFromBalance(request: PayOrderFromBalanceRequest, options: WriteOptions = {}): Promise<Order> {
     return this.#call('pay-order-from-balance', request, options.idempotencyKey ?? randomUUID());
+  }
+
+  /**
+   * Cancels a completed order in two steps: without `quote_id` it previews (the refund and a
+   * `quote_id`, or `cancellable: false` and the reason; nothing changes); with the preview's
+   * `quote_id` it confirms and answers the refunded order. Confirming twice answers the same order.
+   */
+  cancelOrder(request: { id: string }, options?: WriteOptions): Promise<CancelOrderPreview>;
+  cancelOrder(request: { id: string; quote_id: string }, options?: WriteOptions): Promise<Order>;
+  cancelOrder(request: CancelOrderRequest, options: WriteOptions = {}): Promise<CancelOrderPreview | Order> {
+    return this.#call('cancel-order', request, options.idempotencyKey ?? randomUUID());
+  }
+
+  /**
+   * Corrects a completed vignette's plate or start date, as cancelOrder: without `quote_id` a
+   * preview (`correctable` and a `quote_id`, or the reason), with it (and the same `changes`) the
+   * re-issued order.
+   */
+  correctOrder(
+    request: Omit<CorrectOrderRequest, 'quote_id'>,
+    options?: WriteOptions,
+  ): Promise<CorrectOrderPreview>;
+  correctOrder(request: CorrectOrderRequest & { quote_id: string }, options?: WriteOptions): Promise<Order>;
+  correctOrder(
+    request: CorrectOrderRequest,
+    options: WriteOptions = {},
+  ): Promise<CorrectOrderPreview | Order> {
+    return this.#call('correct-order', request, options.idempotencyKey ?? randomUUID());
   }
 
   getOrder(request: GetOrderRequest): Promise<Order> {

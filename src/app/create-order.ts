@@ -69,6 +69,8 @@ export async function createOrder(svc: Services, partner: PartnerRow, input: Cre
     payment: null,
     completed_at: null,
     failure_reason: null,
+    corrected_at: null,
+    corrected_by: null,
     renewal_noticed_at: null,
     updated_at: at,
   };

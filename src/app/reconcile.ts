@@ -83,7 +83,7 @@ const ORDER_PAGE = 10_000;
 function checkOrder(
   o: OrderBooks,
   entries: LedgerRow[],
-  refund: { method: string; amount: number } | undefined,
+  refund: { method: string; amount: number; fee: number } | undefined,
 ): string[] {
   const out: string[] = [];
   const payments = entries.filter((e) => e.kind === 'payment');
@@ -116,13 +116,16 @@ function checkOrder(
   }
   if (o.status === 'refunded') {
     if (!refund) out.push('refunded order has no refund record');
-    else if (refund.amount !== o.price) out.push(`refund of ${refund.amount} bani, price ${o.price} bani`);
+    // A partner's cancellation may return less than the price (decision 0087), never more.
+    else if (refund.amount + refund.fee > o.price)
+      out.push(`refund of ${refund.amount} bani and fee of ${refund.fee} bani, price ${o.price} bani`);
     if (o.payment_method === 'wallet') {
-      const expected = booksEntry(o.price) ? 1 : 0;
+      const owed = refund?.amount ?? o.price;
+      const expected = booksEntry(owed) ? 1 : 0;
       if (refundsBooked.length !== expected)
         out.push(`${refundsBooked.length} wallet refunds, expected ${expected}`);
       for (const r of refundsBooked) {
-        if (r.amount !== o.price) out.push(`wallet refund ${r.amount} bani, price ${o.price} bani`);
+        if (r.amount !== owed) out.push(`wallet refund ${r.amount} bani, refund record ${owed} bani`);
         if (payments[0] && r.wallet !== payments[0].wallet)
           out.push(`refunded to ${r.wallet} but paid from ${payments[0].wallet}`);
       }

@@ -1,4 +1,9 @@
+import { rmSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { revokeInvitations } from '../db/repos/portal-invitations.ts';
+import { disableUser } from '../db/repos/users.ts';
+import { audit } from './admin/operators.ts';
+import { endUserSessions } from './portal/session.ts';
 import { findPartner } from '../db/repos/partners.ts';
 import { findUserByEmail, insertUser, setUserPassword } from '../db/repos/users.ts';
 import { deleteSetting, getSetting, putSetting } from '../db/repos/settings.ts';
@@ -159,4 +164,47 @@ export async function ensureAdminToken(
     svc.log.warn(`${path} was missing or did not match the database: a new admin token was generated`);
     return token;
   });
+}
+
+/** Where `npm start` writes the demo partner's credentials in the sandbox (src/main.ts). */
+export const SANDBOX_CREDENTIALS_FILE = 'sandbox-credentials.json';
+
+/**
+ * A start outside the sandbox on data a sandbox made (decision 0086): the demo partner (an unfunded
+ * wallet's balance, a secret that was printed and written in clear) and the demo owner are disabled,
+ * `sandbox-credentials.json` is removed, and the log says so, once: a later start finds nothing left
+ * to do. Nothing else changes. The demo partner is known by its id and the name the seed gives it.
+ */
+export async function retireSandboxData(svc: Services, dataDir: string): Promise<void> {
+  const done: string[] = [];
+  const demo = await findPartner(svc.db, DEMO_PARTNER_ID);
+  if (demo && demo.name === 'Demo Partner' && !demo.disabled) {
+    await changePartner(svc, DEMO_PARTNER_ID, { disabled: true });
+    done.push(`the demo partner ${DEMO_PARTNER_ID} was disabled`);
+  }
+  const owner = await findUserByEmail(svc.db, DEMO_OWNER_EMAIL, { partnerId: DEMO_PARTNER_ID });
+  if (owner && !owner.disabled_at && demo?.name === 'Demo Partner') {
+    const now = new Date();
+    await svc.db.transaction().execute(async (trx) => {
+      if (!(await disableUser(trx, DEMO_PARTNER_ID, owner.id, now))) return;
+      await revokeInvitations(trx, owner.id, now);
+      await endUserSessions(trx, owner.id);
+      await audit(trx, {
+        action: 'partner.disable_user',
+        target: DEMO_PARTNER_ID,
+        before: { user_id: owner.id, email: owner.email, role: owner.role, disabled: false },
+        after: { user_id: owner.id, email: owner.email, role: owner.role, disabled: true },
+        at: now,
+      });
+    });
+    done.push(`the demo owner ${DEMO_OWNER_EMAIL} was disabled`);
+  }
+  const credentials = resolve(join(dataDir, SANDBOX_CREDENTIALS_FILE));
+  if (existsSync(credentials)) {
+    rmSync(credentials, { force: true });
+    done.push(`${credentials} was removed`);
+  }
+  if (done.length > 0) {
+    svc.log.warn(`SANDBOX=false on data first used as a sandbox: ${done.join('; ')}`);
+  }
 }

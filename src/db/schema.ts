@@ -82,6 +82,9 @@ export interface OrdersTable {
   /** When the renewal job handled the completed order (decision 0092); null: not yet. */
   renewal_noticed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   updated_at: Timestamp;
+  /** When the partner corrected the order, and who (migration 20); once per order. */
+  corrected_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  corrected_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface OrderItemsTable {
@@ -113,6 +116,8 @@ export interface DocumentsTable {
   idx: number;
   pdf: Uint8Array;
   created_at: Timestamp;
+  /** A corrected policy's previous document (migration 20): its URL answers 410. */
+  replaced_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export type { SubWallet };
@@ -173,7 +178,7 @@ export interface AuditLogTable {
   at: Timestamp;
   actor: string;
   /** An operator's role, or a portal user's (via portal); none: a failed operator sign-in (decision 0046). */
-  role: OperatorRole | PortalRole | 'none';
+  role: OperatorRole | PortalRole | 'partner' | 'none';
   via: 'api' | 'cli' | 'console' | 'system' | 'portal';
   action: string;
   target: string | null;
@@ -221,6 +226,21 @@ export interface RefundsTable {
   ledger_entry_id: number | null;
   created_at: Timestamp;
   settled_at: Timestamp | null;
+  /** Withheld from a partner's cancellation (migration 20); `amount` is what goes back. */
+  fee: ColumnType<number, number | undefined, number>;
+}
+
+/** A preview of cancel-order or correct-order, which its confirmation must name (migration 20). */
+export interface AfterSaleQuotesTable {
+  id: string;
+  order_id: string;
+  partner_id: string;
+  kind: 'cancel' | 'correct';
+  terms: Json<Record<string, unknown>>;
+  order_updated_at: Timestamp;
+  created_at: Timestamp;
+  valid_until: Timestamp;
+  used_at: Timestamp | null;
 }
 
 export interface IdempotencyKeysTable {
@@ -268,6 +288,12 @@ export interface PortalUsersTable {
   password_hash: string | null;
   created_at: Timestamp;
   disabled_at: Timestamp | null;
+  /** The portal language the user chose (migration 20); null: Accept-Language decides. */
+  language: ColumnType<
+    'ro' | 'ru' | 'en' | null,
+    'ro' | 'ru' | 'en' | null | undefined,
+    'ro' | 'ru' | 'en' | null
+  >;
 }
 
 export interface PortalInvitationsTable {
@@ -313,6 +339,7 @@ export interface DB {
   audit_log: AuditLogTable;
   console_sessions: ConsoleSessionsTable;
   refunds: RefundsTable;
+  after_sale_quotes: AfterSaleQuotesTable;
   portal_users: PortalUsersTable;
   portal_invitations: PortalInvitationsTable;
   portal_sessions: PortalSessionsTable;

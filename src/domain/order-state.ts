@@ -29,7 +29,8 @@ export const TRANSITIONS: Readonly<Record<OrderStatus, readonly OrderStatus[]>> 
   paid: ['processing', 'completed', 'failed'],
   processing: ['completed', 'failed'],
   failed: ['refunded'],
-  completed: ['refunded'],
+  // A corrected policy whose provider re-issues it later is being issued again (decision 0088).
+  completed: ['refunded', 'processing'],
   refunded: [],
   expired: [],
 };

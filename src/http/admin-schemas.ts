@@ -140,6 +140,9 @@ export const Refund = Type.Object(
     order_id: Type.String(),
     method: oneOf(['customer', 'wallet']),
     amount: Mdl,
+    fee: Type.Number({
+      description: 'Withheld from a partner’s cancellation, MDL; 0 for an operator’s refund',
+    }),
     currency: Type.String(),
     status: oneOf(['to_settle', 'settled']),
     reason: Type.String(),
@@ -163,6 +166,12 @@ export const OrderDetail = Type.Object(
     ),
     paid_at: Nullable(Time),
     completed_at: Nullable(Time),
+    corrected_at: Nullable(Time),
+    corrected_by: Nullable(
+      Type.String({
+        description: 'Who corrected the order (decision 0088): `partner:<id>` or a portal user',
+      }),
+    ),
     failure_reason: Nullable(
       Type.String({ description: 'Why a failed or refunded order is so, in a sentence for a person' }),
     ),
@@ -280,6 +289,18 @@ export const Statement = Type.Object({
   opening: byWallet,
   closing: byWallet,
   entries: Type.Array(LedgerLine),
+  customer_refunds: Type.Array(
+    Type.Object({
+      at: Time,
+      order_id: Type.String(),
+      amount: Mdl,
+      fee: Mdl,
+      actor: Type.String(),
+    }),
+    {
+      description: 'Refunds of customer-paid orders, owed by the partner to its customers; not in the wallet',
+    },
+  ),
 });
 
 export const PartnerWallet = Type.Object(
@@ -311,7 +332,7 @@ export const AuditPage = Type.Object(
           description:
             'admin-token, an operator id (op_…), cli:<user>, system, portal:<partner id>:<email> for a partner’s portal user, or unauthenticated for a wrong operator token (role none)',
         }),
-        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant', 'none']),
+        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant', 'partner', 'none']),
         via: oneOf(['api', 'cli', 'console', 'system', 'portal']),
         action: Type.String({ description: 'e.g. partner.create, wallet.credit, order.refund' }),
         target: Nullable(Type.String({ description: 'The partner, order or operator acted on' })),

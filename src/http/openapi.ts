@@ -138,6 +138,10 @@ const PARTNER_SUCCESS: Record<string, string> = {
   '/v1/confirm-order': 'The order, paid: issuance has started',
   '/v1/get-order': 'The order; once completed, its products with their policy PDFs',
   '/v1/pay-order-from-balance': 'The order, paid from the wallet: issuance has started',
+  '/v1/cancel-order':
+    'Without quote_id: the preview (the refund and a quote, or why not). With it: the refunded order',
+  '/v1/correct-order':
+    'Without quote_id: the preview (a quote, or why not). With it: the corrected order (vignette:eu: processing until re-issued)',
   '/v1/list-events': 'The partner’s events of the last 30 days after the cursor, oldest first',
   '/v1/resend-event': 'The event is queued to be sent again to the current webhook URL',
 };
@@ -148,6 +152,12 @@ const PARTNER_NOT_FOUND: Record<string, string | undefined> = {
   '/v1/get-balance': undefined,
   '/v1/list-events': undefined,
   '/v1/resend-event': 'Event not found: no such event of this partner',
+};
+
+/** The partner routes that answer more than the idempotency conflict with 409, or 502 (decision 0088). */
+const AFTER_SALE: Record<string, string> = {
+  '/v1/cancel-order': 'Cancellation quote expired: preview again',
+  '/v1/correct-order': 'Correction quote expired: preview again',
 };
 
 /** The operator routes that can answer 409, and when. */
@@ -218,7 +228,9 @@ const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
       ...(idempotent
         ? {
             409: error(
-              'The Idempotency-Key was used with another body, or its first request is still running',
+              AFTER_SALE[url]
+                ? `\`${AFTER_SALE[url]}\` (the quote is unknown, expired, used, or the order changed since); \`Issuance in progress\`; or the Idempotency-Key was used with another body, or its first request is still running`
+                : 'The Idempotency-Key was used with another body, or its first request is still running',
             ),
           }
         : {}),
@@ -236,6 +248,9 @@ const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
           ? 'A product rule refused the order: `message` is `[API] <reason>`. Without `[API]`: an unexpected failure, with a request id'
           : 'An unexpected failure; `message` carries a request id',
       ),
+      ...(AFTER_SALE[url]
+        ? { 502: error('The provider refused to cancel or re-issue the policy; nothing changed') }
+        : {}),
     };
     if (idempotent) {
       s.headers = Type.Object({
@@ -387,6 +402,27 @@ export function withExamples<D extends object>(doc: D, today: string): D {
   const order = { summary: 'An order id from create-order', value: { id: 'IAI123456ABC' } };
   set('/v1/get-order', { order });
   set('/v1/pay-order-from-balance', { order });
+  set('/v1/cancel-order', {
+    preview: { summary: 'Preview: what cancelling refunds', value: { id: 'IAI123456ABC' } },
+    confirm: {
+      summary: 'Confirm with the preview’s quote',
+      value: { id: 'IAI123456ABC', quote_id: 'cq_0123456789abcdef0123456789abcdef' },
+    },
+  });
+  set('/v1/correct-order', {
+    preview: {
+      summary: 'Preview a corrected plate',
+      value: { id: 'MDV123456ABC', changes: { plate_number: 'B CD 5678' } },
+    },
+    confirm: {
+      summary: 'Confirm with the preview’s quote and the same changes',
+      value: {
+        id: 'MDV123456ABC',
+        changes: { plate_number: 'B CD 5678' },
+        quote_id: 'xq_0123456789abcdef0123456789abcdef',
+      },
+    },
+  });
   set('/v1/get-balance', { balance: { summary: 'An empty object', value: {} } });
   set('/v1/confirm-order', {
     payment: {

@@ -12,6 +12,7 @@ import { compileJsonWriter } from './json-writer.ts';
 import { partnerDoc as doc, quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
 import type { App } from './typed.ts';
 import { walletRoutes } from './wallet-routes.ts';
+import { afterSaleRoutes } from './after-sale-routes.ts';
 import { refuseWebhookFields } from './webhook-fields.ts';
 
 /** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
@@ -61,5 +62,6 @@ export async function partnerRoutes(app: App, svc: Services, counter: SharedWind
     async (req) => getOrder(svc, req.partner, req.body.id),
   );
   await walletRoutes(app, svc);
+  await afterSaleRoutes(app, svc);
   await eventRoutes(app, svc, counter);
 }

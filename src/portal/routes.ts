@@ -33,7 +33,10 @@ import {
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
 import { pageHelmet } from '../http/page-headers.ts';
 import type { App } from '../http/typed.ts';
+import { chooseLanguage } from '../app/portal/choose-language.ts';
+import { DEFAULT_LANGUAGE, formatsFor, LANGUAGES, languageOf, translator } from './i18n.ts';
 import { homeFor, navFor } from './nav.ts';
+import { say } from './reasons.ts';
 import { orderPages } from './orders.ts';
 import { developerPages } from './developers.ts';
 import { sellPages } from './sell.ts';
@@ -110,18 +113,28 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
 
       const render = pageRenderer((req, reply) => {
         const session = req.portalSession;
+        const lang = req.portalLanguage ?? DEFAULT_LANGUAGE;
+        const t = translator(lang);
+        const done = notice(isRecord(req.query) ? req.query.done : undefined);
         return {
           user: session?.user,
           nav: session ? navFor(session.user.role) : [],
           csrfToken: session ? reply.generateCsrf() : '',
-          notice: notice(isRecord(req.query) ? req.query.done : undefined),
+          notice: done ? t(done) : undefined,
+          lang,
+          languages: LANGUAGES,
+          t,
+          f: formatsFor(lang),
         };
       });
+      const tOf = (req: FastifyRequest) => translator(req.portalLanguage ?? DEFAULT_LANGUAGE);
 
       p.addHook('onRequest', async (req, reply) => {
         const path = pagePath(req, reply, '/portal/static/');
         if (path === undefined) return;
         const session = await portalSessionFor(svc, req.cookies[COOKIE]);
+        // The user's language, else the browser's (decision 0096).
+        req.portalLanguage = session?.user.language ?? languageOf(req.headers['accept-language']);
         if (session) {
           req.portalSession = session;
           setCsrfSecret(req, session.csrfSecret);
@@ -153,7 +166,8 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
       });
 
       async function refuse(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {
-        return render(req, reply, 'error', { title: 'Refused', message }, status);
+        const t = tOf(req);
+        return render(req, reply, 'error', { title: t('error.title'), message: say(t, message) }, status);
       }
 
       p.setErrorHandler(pageErrorHandler(refuse, 'portal', 'the operator of the service', svc.health));
@@ -177,7 +191,7 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
 
       p.get('/sign-in', { schema: { querystring: Type.Object({ done: Text(40) }) } }, async (req, reply) => {
         if (req.portalSession) return reply.redirect(home(req), 303);
-        return render(req, reply, 'sign-in', { title: 'Sign in', email: '' });
+        return render(req, reply, 'sign-in', { title: tOf(req)('signIn.title'), email: '' });
       });
 
       p.post(
@@ -192,7 +206,7 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
               req,
               reply,
               'sign-in',
-              { title: 'Sign in', email, error: result.message },
+              { title: tOf(req)('signIn.title'), email, error: say(tOf(req), result.message) },
               result.status,
             );
           }
@@ -211,11 +225,14 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
       // The token is in the path: these routes log nothing below warn, so not even LOG_LEVEL=debug's
       // request lines write it (decision 0037).
       const Token = Type.Object({ token: Type.String({ maxLength: 100 }) });
-      const invitationPage = { title: 'Set your password', minLength: MIN_PASSWORD_LENGTH };
+      const invitationPage = (req: FastifyRequest) => ({
+        title: tOf(req)('invitation.title'),
+        minLength: MIN_PASSWORD_LENGTH,
+      });
       p.get('/invitations/:token', { logLevel: 'warn', schema: { params: Token } }, async (req, reply) => {
         const invitation = await readInvitation(svc, req.params.token);
         if (!invitation) return refuse(req, reply, 404, INVALID_INVITATION);
-        return render(req, reply, 'invitation', { ...invitationPage, invitation });
+        return render(req, reply, 'invitation', { ...invitationPage(req), invitation });
       });
 
       p.post(
@@ -224,7 +241,15 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
         async (req, reply) =>
           unlessRefused(
             async () => {
-              const opened = await acceptInvitation(svc, req.params.token, req.body.password ?? '');
+              const opened = await acceptInvitation(svc, {
+                token: req.params.token,
+                password: req.body.password ?? '',
+                address: req.ip,
+              });
+              if (!opened.ok) {
+                reply.header('retry-after', opened.retryAfterSeconds);
+                return refuse(req, reply, 429, opened.message);
+              }
               reply.setCookie(COOKIE, opened.sessionId, cookieOptions(req));
               req.portalSession = opened.session;
               return reply.redirect(home(req), 303);
@@ -236,11 +261,23 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
                 req,
                 reply,
                 'invitation',
-                { ...invitationPage, invitation, error: r.message },
+                { ...invitationPage(req), invitation, error: say(tOf(req), r.message) },
                 r.status,
               );
             },
           ),
+      );
+
+      // The language a user chose, kept with the user; back to the page it was chosen on.
+      p.post(
+        '/language',
+        { schema: { body: Type.Object({ language: Text(10), back: Text(500) }) } },
+        async (req, reply) => {
+          await chooseLanguage(svc, req.portalSession!.user, req.body.language ?? '');
+          const back = req.body.back ?? '';
+          const safe = /^\/portal(\/[A-Za-z0-9/_:.%-]*)?$/.test(back) ? back : '/portal';
+          return reply.redirect(`${safe}${safe.includes('?') ? '&' : '?'}done=language-saved`, 303);
+        },
       );
 
       const context = { roles: PORTAL_ROLES, roleText: ROLE_TEXT };

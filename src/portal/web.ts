@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { PortalSession } from '../app/portal/session.ts';
+import type { Language } from './i18n.ts';
 
 // The page plumbing both surfaces share, beside what is this surface's own.
 export * from '../http/pages.ts';
@@ -8,6 +9,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The portal session of the request (set by the portal's onRequest hook). */
     portalSession?: PortalSession;
+    /** The page's language: the user's choice, else Accept-Language's (set by the onRequest hook). */
+    portalLanguage?: Language;
   }
 }
 
@@ -15,23 +18,29 @@ declare module 'fastify' {
 export const userOf = (req: FastifyRequest) => req.portalSession!.user;
 
 /**
- * What a `?done=` after a redirect says: only these fixed sentences, looked up in a Map, so nothing
- * from the query string (not even `constructor`) reaches the page.
+ * What a `?done=` after a redirect says: the catalogue key of one of these fixed sentences, looked up
+ * in a Map, so nothing from the query string (not even `constructor`) reaches the page.
  */
-export const NOTICES: ReadonlyMap<string, string> = new Map([
-  ['signed-out', 'You are signed out.'],
-  ['resend-delivered', 'The webhook was re-sent and delivered.'],
-  ['resend-failed', 'The webhook was re-sent but not delivered: see the last attempt below.'],
-  ['webhook-saved', 'The webhook settings are saved.'],
-  ['renewals-saved', 'The renewal notice is saved.'],
-  ['event-queued', 'The event is queued to be sent again: its delivery shows below in a moment.'],
-  ['retired', 'The old secret is retired: only the newest works now.'],
-  ['timestamped-required', 'Requests must now carry X-Polita-Signature: X-Hmac-Signature alone is refused.'],
-  ['timestamped-optional', 'X-Hmac-Signature alone is accepted again.'],
-  ['disabled', 'The user is disabled, and signed out everywhere.'],
-  ['paid', 'Paid from the wallet.'],
-  ['payment-recorded', 'The payment is recorded.'],
-]);
+export const NOTICES: ReadonlyMap<string, string> = new Map(
+  [
+    'signed-out',
+    'resend-delivered',
+    'resend-failed',
+    'webhook-saved',
+    'retired',
+    'timestamped-required',
+    'timestamped-optional',
+    'disabled',
+    'paid',
+    'payment-recorded',
+    'language-saved',
+    'cancelled',
+    'corrected',
+    'renewals-saved',
+    'event-queued',
+  ].map((done) => [done, `notice.${done}`]),
+);
 
+/** The catalogue key of a `?done=`'s notice, or undefined. */
 export const notice = (done: unknown): string | undefined =>
   typeof done === 'string' ? NOTICES.get(done) : undefined;

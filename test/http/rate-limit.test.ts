@@ -32,6 +32,15 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/**
+ * A `t` a second earlier at each call (from 200 s ahead, within the window while the file runs):
+ * every request signed anew, as a partner's are (a signature seen again is a replay, counted apart:
+ * decision 0086).
+ */
+const base = Math.floor(Date.now() / 1000) + 200;
+let tick = 0;
+const freshT = () => base - tick++;
+
 const call = (s: Service, creds: Creds, opts: { address?: string; badSignature?: boolean } = {}) =>
   s.app.inject({
     method: 'POST',
@@ -41,7 +50,15 @@ const call = (s: Service, creds: Creds, opts: { address?: string; badSignature?:
       'content-type': 'application/json',
       ...(opts.badSignature
         ? { 'x-hmac-signature': `${creds.id}:${'0'.repeat(128)}` }
-        : { 'x-polita-signature': timestampedSignatureHeader(creds.id, creds.secret, 'get-balance', '{}') }),
+        : {
+            'x-polita-signature': timestampedSignatureHeader(
+              creds.id,
+              creds.secret,
+              'get-balance',
+              '{}',
+              freshT(),
+            ),
+          }),
     },
     payload: '{}',
   });

@@ -129,6 +129,40 @@ const ROWS: Row[] = [
     url: (c) => `/portal/orders/${c.theirs}/resend`,
     expect: [404, 404, 403, 403],
   },
+  // Cancel policy and Correct preview only here (decision 0088): nothing changes.
+  {
+    method: 'POST',
+    route: '/portal/orders/:id/cancel',
+    url: (c) => `/portal/orders/${c.mine}/cancel`,
+    expect: [200, 403, 200, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/orders/:id/cancel',
+    url: (c) => `/portal/orders/${c.theirs}/cancel`,
+    expect: [404, 403, 404, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/orders/:id/correct',
+    url: (c) => `/portal/orders/${c.mine}/correct`,
+    fields: () => ({ plate_number: 'CHY 998' }),
+    expect: [200, 403, 200, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/orders/:id/correct',
+    url: (c) => `/portal/orders/${c.theirs}/correct`,
+    fields: () => ({ plate_number: 'CHY 998' }),
+    expect: [404, 403, 404, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/language',
+    url: () => '/portal/language',
+    fields: () => ({ language: 'en', back: '/portal/orders' }),
+    expect: everyone(303),
+  },
   { method: 'GET', route: '/portal/wallet', url: () => '/portal/wallet', expect: [200, 403, 403, 200] },
   {
     method: 'GET',

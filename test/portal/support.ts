@@ -3,8 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import type { Harness } from '../support/harness.ts';
 
-/** Talking to the portal through the real service (inject), as a browser without JavaScript would. */
-export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+/**
+ * Talking to the portal through the real service (inject), as a browser without JavaScript would,
+ * one whose user reads English (the portal's default is Romanian: test/portal/languages.test.ts).
+ */
+export const ENGLISH = { 'accept-language': 'en' };
+export const FORM = { 'content-type': 'application/x-www-form-urlencoded', ...ENGLISH };
 export const form = (fields: Record<string, string | string[]>) => {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(fields)) for (const x of [v].flat()) q.append(k, x);
@@ -60,7 +64,11 @@ export async function portalUser(
 }
 
 export const get = (h: Harness, url: string, cookie = '', headers: Record<string, string> = {}) =>
-  h.service.app.inject({ method: 'GET', url, headers: { ...(cookie ? { cookie } : {}), ...headers } });
+  h.service.app.inject({
+    method: 'GET',
+    url,
+    headers: { ...ENGLISH, ...(cookie ? { cookie } : {}), ...headers },
+  });
 
 /** The CSRF token the session's pages hand their forms. */
 export async function csrfOf(h: Harness, cookie: string, page = '/portal/orders'): Promise<string> {

@@ -28,8 +28,12 @@ export const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS
   : pathToFileURL(join(tmpdir(), 'polita-screenshots/'));
 
 /** A page that records every script error and console error, for a test to assert there were none. */
-export async function watchedPage(browser: Browser): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
+export async function watchedPage(
+  browser: Browser,
+  /** What the browser says it reads (Accept-Language, navigator.language): English unless told. */
+  locale = 'en-GB',
+): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1366, height: 768 }, locale });
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
   page.on('console', (m) => {

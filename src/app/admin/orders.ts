@@ -105,6 +105,8 @@ export async function orderDetail(svc: Services, id: string) {
       o.payment && (({ amount_bani, ...rest }) => ({ ...rest, amount: baniToMdl(amount_bani) }))(o.payment),
     paid_at: o.paid_at ? isoLocal(o.paid_at.getTime()) : null,
     completed_at: o.completed_at ? isoLocal(o.completed_at.getTime()) : null,
+    corrected_at: o.corrected_at ? isoLocal(o.corrected_at.getTime()) : null,
+    corrected_by: o.corrected_by,
     failure_reason: o.failure_reason,
     products: items.map((it) => ({
       idx: it.idx,

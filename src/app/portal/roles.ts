@@ -31,6 +31,8 @@ export interface PortalUser {
   role: PortalRole;
   partnerId: string;
   partnerName: string;
+  /** The portal language the user chose; null until they choose. */
+  language: 'ro' | 'ru' | 'en' | null;
 }
 
 /** The user of a row read with its partner (USER_AND_PARTNER, src/db/repos/users.ts). */
@@ -40,12 +42,14 @@ export const portalUserOf = (r: {
   role: PortalRole;
   partner_id: string;
   partner_name: string;
+  language: 'ro' | 'ru' | 'en' | null;
 }): PortalUser => ({
   id: r.user_id,
   email: r.email,
   role: r.role,
   partnerId: r.partner_id,
   partnerName: r.partner_name,
+  language: r.language,
 });
 
 export const mayOpen = (role: PortalRole, area: PortalArea): boolean => AREAS[role].includes(area);

@@ -245,11 +245,11 @@ export async function findDocument(db: Db, token: string): Promise<Uint8Array | 
 export async function findDocumentAndStatus(
   db: Db,
   token: string,
-): Promise<{ pdf: Uint8Array; status: OrderStatus } | undefined> {
+): Promise<{ pdf: Uint8Array; status: OrderStatus; replaced_at: Date | null } | undefined> {
   return db
     .selectFrom('documents as d')
     .innerJoin('orders as o', 'o.id', 'd.order_id')
-    .select(['d.pdf', 'o.status'])
+    .select(['d.pdf', 'o.status', 'd.replaced_at'])
     .where('d.token', '=', token)
     .executeTakeFirst();
 }
@@ -422,5 +422,110 @@ export async function countOrdersByStatus(db: Db): Promise<{ status: string; n: 
     .selectFrom('orders')
     .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
     .groupBy('status')
+    .execute();
+}
+
+/**
+ * A corrected item re-issued (decision 0088): its new request, dates, issued fields and document;
+ * the previous document stays, marked replaced, so its URL answers 410.
+ */
+export async function replaceIssuedItem(
+  trx: Transaction<DB>,
+  r: {
+    orderId: string;
+    idx: number;
+    description: string;
+    startDate: string | null;
+    endDate: string | null;
+    details: unknown;
+    issued: Record<string, unknown>;
+    fileToken: string;
+    pdf: Uint8Array;
+    at: Date;
+  },
+): Promise<void> {
+  await trx
+    .updateTable('documents')
+    .set({ replaced_at: r.at })
+    .where('order_id', '=', r.orderId)
+    .where('idx', '=', r.idx)
+    .where('replaced_at', 'is', null)
+    .execute();
+  await trx
+    .updateTable('order_items')
+    .set({
+      description: r.description,
+      start_date: r.startDate,
+      end_date: r.endDate,
+      details: JSON.stringify(r.details),
+      issued: JSON.stringify(r.issued),
+      file_token: r.fileToken,
+    })
+    .where('order_id', '=', r.orderId)
+    .where('idx', '=', r.idx)
+    .execute();
+  await trx
+    .insertInto('documents')
+    .values({ token: r.fileToken, order_id: r.orderId, idx: r.idx, pdf: r.pdf, created_at: r.at })
+    .execute();
+}
+
+/** The order corrected: its dates as its items now say, when and by whom; once per order. */
+export async function markCorrected(
+  trx: Transaction<DB>,
+  r: { orderId: string; startDate: string | null; endDate: string | null; actor: string; at: Date },
+): Promise<boolean> {
+  const res = await trx
+    .updateTable('orders')
+    .set({
+      start_date: r.startDate,
+      end_date: r.endDate,
+      corrected_at: r.at,
+      corrected_by: r.actor,
+      updated_at: r.at,
+    })
+    .where('id', '=', r.orderId)
+    .where('status', '=', 'completed')
+    .where('corrected_at', 'is', null)
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
+}
+
+/**
+ * A corrected item its provider re-issues later (vignette:eu, decision 0088): its new request and
+ * dates now, its issued fields and document cleared for issuance to fill; the previous document
+ * stays, marked replaced, so its URL answers 410 from now on.
+ */
+export async function clearItemForReissue(
+  trx: Transaction<DB>,
+  r: {
+    orderId: string;
+    idx: number;
+    description: string;
+    startDate: string | null;
+    endDate: string | null;
+    details: unknown;
+    at: Date;
+  },
+): Promise<void> {
+  await trx
+    .updateTable('documents')
+    .set({ replaced_at: r.at })
+    .where('order_id', '=', r.orderId)
+    .where('idx', '=', r.idx)
+    .where('replaced_at', 'is', null)
+    .execute();
+  await trx
+    .updateTable('order_items')
+    .set({
+      description: r.description,
+      start_date: r.startDate,
+      end_date: r.endDate,
+      details: JSON.stringify(r.details),
+      issued: null,
+      file_token: null,
+    })
+    .where('order_id', '=', r.orderId)
+    .where('idx', '=', r.idx)
     .execute();
 }
