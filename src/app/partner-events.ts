@@ -2,7 +2,7 @@ import { badRequest, notFound } from '../domain/errors.ts';
 import type { WebhookEventType } from '../domain/order-state.ts';
 import { isoLocal } from '../domain/time.ts';
 import { eventPosition, partnerEvents, purgeEventsBefore, type ListedEvent } from '../db/repos/event-log.ts';
-import { findEvent } from '../db/repos/webhooks.ts';
+import { eventData, findEvent } from '../db/repos/webhooks.ts';
 import type { Services } from './services.ts';
 
 /** How long every event is kept and listed (decision 0091). */
@@ -21,13 +21,6 @@ export interface EventQuery {
 export type DeliveryStatus = 'delivered' | 'pending' | 'failed' | 'not_subscribed';
 
 const deliveryOf = (state: ListedEvent['state']): DeliveryStatus => (state === 'waiting' ? 'pending' : state);
-
-/** The webhook body an event sends, as the object it encodes. */
-interface EventData {
-  orderId: string;
-  status: string;
-  event?: 'corrected' | 'expiring';
-}
 
 /**
  * list-events: the partner's own events of the last 30 days (by the service clock), oldest first
@@ -57,7 +50,8 @@ export async function listEvents(svc: Services, partner: { id: string }, q: Even
       type: e.status,
       created_at: isoLocal(e.created_at.getTime()),
       order_id: e.order_id,
-      data: JSON.parse(e.body) as EventData,
+      // The body's bytes are built from the order and the type (eventBody), so the object is too.
+      data: eventData(e.order_id, e.status),
       delivery: { status: deliveryOf(e.state), attempts: e.attempts },
     })),
     has_more: rows.length > limit,

@@ -11,9 +11,10 @@ export function newEventId(svc: Pick<Services, 'randomBytes'>): string {
 }
 
 /**
- * The event of an order's transition, in the transaction that made the transition: it exists iff
- * the transition commits, and its first delivery job with it. Nothing happens for a partner without
- * a webhook URL or one that does not receive this status (`webhook_events`).
+ * The event of an order's transition (or of its correction), in the transaction that made it: it
+ * exists iff that commits, and its first delivery job with it. For a partner without a webhook URL
+ * or that does not receive this type (`webhook_events`) it is recorded `not_subscribed`, for
+ * list-events, and nothing is sent (decision 0091).
  */
 export async function emitOrderEvent(
   svc: Pick<Services, 'jobs' | 'randomBytes'>,

@@ -3,7 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeOldEvents } from '../../src/app/partner-events.ts';
 import { sendRenewalNotices } from '../../src/app/renewal-notices.ts';
-import { startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
+import { startService } from '../../src/service.ts';
+import { startHarness, TEST_SECRET_KEY, type Creds, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
 
 /**
@@ -281,6 +284,36 @@ describe('renewal notices', () => {
       await h.setClock(`${TODAY}T12:00:00+02:00`);
     }
     expect(at('/unsub').map((x) => JSON.parse(x.body).status)).toEqual(['completed']);
+  });
+
+  it('are made once an order when two instances run the job at the same time', async () => {
+    const p = await h.newPartner({ name: 'Two instances' });
+    const ids = [await completedOrder(p), await completedOrder(p), await completedOrder(p)];
+    const other = await startService(
+      loadConfig({
+        DATABASE_URL: h.databaseUrl,
+        DATA_DIR: h.dataDir,
+        SECRET_KEY: TEST_SECRET_KEY,
+        SANDBOX: 'true',
+        LOG_LEVEL: 'silent',
+      }),
+      { logger: createLogger('silent'), workers: false },
+    );
+    await h.setClock('2027-10-28T12:00:00+02:00');
+    try {
+      const made = await Promise.all([
+        sendRenewalNotices(h.service.svc),
+        sendRenewalNotices(other.svc),
+        sendRenewalNotices(h.service.svc),
+      ]);
+      const listed = (await list(p, { types: ['expiring'] })).body.events.map((e) => e.order_id);
+      expect(listed.sort()).toEqual([...ids].sort());
+      // Every notice was made by one of the runs, none twice.
+      expect(made.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(ids.length);
+    } finally {
+      await h.setClock(`${TODAY}T12:00:00+02:00`);
+      await other.stop();
+    }
   });
 
   it('are made by the scheduled job, once, from any instance', async () => {

@@ -11,7 +11,6 @@ export interface ListedEvent {
   status: WebhookEventType;
   created_at: Date;
   order_id: string;
-  body: string;
   state: WebhookEventsTable['state'];
   attempts: number;
 }
@@ -44,7 +43,7 @@ export async function partnerEvents(
   },
 ): Promise<ListedEvent[]> {
   const branch = (type: WebhookEventType | undefined) => sql`(
-    select seq, id, status, created_at, order_id, body, state, attempts + resends as attempts
+    select seq, id, status, created_at, order_id, state, attempts + resends as attempts
     from webhook_events
     where partner_id = ${f.partnerId} and seq > ${f.afterSeq}::bigint and created_at >= ${f.since}
       ${type ? sql`and status = ${type}` : sql``}

@@ -21,10 +21,16 @@ export type NewOrderEvent = {
  * (docs/api-reference.md#webhooks).
  */
 export function eventBody(orderId: string, type: WebhookEventType): string {
-  if (type === 'corrected' || type === 'expiring') {
-    return JSON.stringify({ orderId, status: 'completed', event: type });
-  }
-  return JSON.stringify({ orderId, status: type });
+  return JSON.stringify(eventData(orderId, type));
+}
+
+/** The webhook body of an event, as the object its bytes encode (list-events answers it so). */
+export function eventData(
+  orderId: string,
+  type: WebhookEventType,
+): { orderId: string; status: string; event?: 'corrected' | 'expiring' } {
+  if (type === 'corrected' || type === 'expiring') return { orderId, status: 'completed', event: type };
+  return { orderId, status: type };
 }
 
 /**
