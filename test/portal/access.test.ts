@@ -197,6 +197,21 @@ const ROWS: Row[] = [
   },
   {
     method: 'POST',
+    route: '/portal/developers/renewals',
+    url: () => '/portal/developers/renewals',
+    fields: () => ({ renewal_notice_days: '45' }),
+    expect: [303, 303, 403, 403],
+  },
+  // Another partner's or an unknown event is not found; nothing is sent.
+  {
+    method: 'POST',
+    route: '/portal/developers/events/resend',
+    url: () => '/portal/developers/events/resend',
+    fields: () => ({ id: 'evt_0000000000000000' }),
+    expect: [404, 404, 403, 403],
+  },
+  {
+    method: 'POST',
     route: '/portal/developers/webhook',
     url: () => '/portal/developers/webhook',
     fields: (c) => ({ webhook_url: c.receiverUrl }),
