@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDate } from '../../src/domain/time.ts';
-import { RCA_QUOTE, startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { startHarness, type Creds, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
 import { FORM, form, get, portalUser, startReceiver, type Signed } from './support.ts';
 
@@ -54,17 +54,18 @@ const ROWS: Row[] = [
   },
   {
     method: 'POST',
-    route: '/portal/sell/order',
-    url: () => '/portal/sell/order',
-    fields: () => ({ product: 'rca', quote: JSON.stringify(RCA_QUOTE), offer: '{"company":"moldasig"}' }),
-    expect: [200, 403, 200, 403],
+    route: '/portal/sell/details',
+    url: () => '/portal/sell/details',
+    // A sale token of no session: refused, nothing shown of any offer.
+    fields: () => ({ sale: 'e30.bm90LWEtbWFj' }),
+    expect: [400, 403, 400, 403],
   },
   {
     method: 'POST',
-    route: '/portal/sell/orders',
-    url: () => '/portal/sell/orders',
-    // A form without its fields: refused with the schema's reason, nothing created.
-    fields: () => ({ product: 'rca', quote: '{}', offer: '{}', token: 'access-test-token-0001' }),
+    route: '/portal/sell/create-order',
+    url: () => '/portal/sell/create-order',
+    // A form without its sale: refused, nothing created.
+    fields: () => ({ sale: '', 'c.phone': '069123456' }),
     expect: [400, 403, 400, 403],
   },
   {

@@ -34,7 +34,7 @@ describe('Invite user', () => {
     expect(link).toMatch(/^http:\/\/polita\.test\/portal\/invitations\/[\w-]{43}$/);
     const team = await get(h, '/portal/team', owner.cookie);
     expect(team.body).toContain('ion@nord.example');
-    expect(team.body).toMatch(/<td>invited until \d{4}-\d\d-\d\d/);
+    expect(team.body).toMatch(/<td>invited until \d\d\/\d\d\/\d{4}/);
     expect(team.body).not.toContain(link);
 
     const accepted = await h.service.app.inject({
