@@ -65,7 +65,7 @@ describe('Invite user', () => {
     await portalUser(h, other.id, 'owner', 'taken@sud.example');
     const before = await userCount();
     for (const [fields, status, reason] of [
-      [{ email: 'nope', role: 'cashier' }, 400, 'email must be an address like name@example.com'],
+      [{ email: 'nope', role: 'cashier' }, 400, 'Enter an email address like name@example.com.'],
       [
         { email: 'x@nord.example', role: 'boss' },
         400,

@@ -123,7 +123,9 @@ export function formErrors(desk: Desk, schema: TSchema, data: unknown, fields: r
     if (!field || errors.has(key)) continue;
     errors.set(key, messageOf(desk.t, e, field));
   }
-  return errors;
+  // In the order of the form, as the clerk reads it.
+  const order = [...shown.keys()];
+  return new Map([...errors].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b)));
 }
 
 /** The error summary of a form: each message, linking to its field (the GOV.UK pattern). */
