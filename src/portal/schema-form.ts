@@ -118,6 +118,8 @@ export function fieldsOf(
     choices: Choices;
     words: DeskWords;
     skip?: Set<string>;
+    /** Top-level fields the choices already made require (a vehicle registered in Moldova). */
+    require?: Set<string>;
   },
 ): Field[] {
   const w = o.words;
@@ -126,7 +128,8 @@ export function fieldsOf(
     return props(s)
       .filter(([name]) => !o.skip?.has(prefix + name) && !c.hidden.has(name))
       .map(([name, child]) => {
-        const own = requiredOf(s).includes(name) || c.required.has(name);
+        const own =
+          requiredOf(s).includes(name) || c.required.has(name) || (prefix === '' && !!o.require?.has(name));
         const f = field(child, prefix + name, required && own, !own);
         const other = c.elsewhere.get(name);
         if (!other) return f;

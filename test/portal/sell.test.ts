@@ -60,8 +60,16 @@ describe('every product’s form', () => {
     it(`${m.product}: holds every get-offers field, gets offers, and creates a draft`, async () => {
       const page = await get(h, `/portal/sell?product=${encodeURIComponent(m.product)}`, cashier.cookie);
       expect(page.statusCode).toBe(200);
+      // A vehicle registered abroad is asked for once the clerk says so.
+      const abroad = await get(
+        h,
+        `/portal/sell?product=${encodeURIComponent(m.product)}&registered=abroad`,
+        cashier.cookie,
+      );
       for (const name of leafNames(m.schemas.quote)) {
-        expect(page.body, name).toMatch(new RegExp(`name="f\\.${name.replaceAll('.', '\\.')}(\\.0)?"`));
+        expect(page.body + abroad.body, name).toMatch(
+          new RegExp(`name="f\\.${name.replaceAll('.', '\\.')}(\\.0)?"`),
+        );
       }
       const ex = productExamples(localDate(await h.service.svc.clock.now()))[m.product];
       const offers = await post(h, '/portal/sell/offers', cashier.cookie, {
@@ -302,10 +310,21 @@ describe('the offers and the order form', () => {
     expect(prices).toEqual([...prices].sort((a, b) => a - b));
   });
 
+  it('asks for the Moldovan certificate or the foreign vehicle, as the clerk chose, each then required', async () => {
+    const md = await get(h, '/portal/sell?product=vignette%3Aro', cashier.cookie);
+    expect(md.body).toContain('<input type="radio" name="registered" value="md" checked>');
+    expect(md.body).toMatch(/id="f-vehicle"[^>]* required/);
+    expect(md.body).not.toContain('id="f-foreign_vehicle"');
+    const abroad = await get(h, '/portal/sell?product=vignette%3Aro&registered=abroad', cashier.cookie);
+    expect(abroad.body).not.toContain('id="f-vehicle"');
+    expect(abroad.body).toContain('id="f-foreign_vehicle"');
+    expect(abroad.body).not.toMatch(/<legend>Foreign vehicle[^<]*<span class="optional">/);
+  });
+
   it('asks nothing of a foreign vehicle once a Moldovan one was quoted, and never offers Moldova abroad', async () => {
     const { body } = await choose('vignette:ro', { 'f.vehicle': '100000001' }, /30 zile/);
     expect(body).not.toContain('id="f-foreign_vehicle"');
-    const form = await get(h, '/portal/sell?product=vignette%3Aro', cashier.cookie);
+    const form = await get(h, '/portal/sell?product=vignette%3Aro&registered=abroad', cashier.cookie);
     const select = form.body.slice(form.body.indexOf('id="f-foreign_vehicle-registration_country"'));
     expect(select.slice(0, select.indexOf('</select>'))).not.toContain('value="MD"');
   });

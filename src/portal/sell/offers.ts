@@ -25,12 +25,13 @@ export function offersPage(
     const m = sellModule(product);
     const desk = deskOf(svc, req, m.product);
     const { values, rows } = formValues(body);
-    if (reshape(body, rows, values)) return showQuote(req, reply, product, { values, rows });
+    const registered = one(body.registered);
+    if (reshape(body, rows, values)) return showQuote(req, reply, product, { registered, values, rows });
     const item = requestOf(m.schemas.quote, values, rows);
     const request = { product: m.product, ...item };
     const fields = fieldsOf(m.schemas.quote, { values, rows, choices: desk.choices, words: desk.words });
     const errors = formErrors(desk, m.schemas.quote, item, fields);
-    if (errors.size) return showQuote(req, reply, product, { values, rows, errors }, 400);
+    if (errors.size) return showQuote(req, reply, product, { registered, values, rows, errors }, 400);
     return unlessRefused(
       async () => {
         const offers = offersOf(desk, await sellQuote(svc, userOf(req), request));

@@ -9,6 +9,8 @@ import { deskOf, summaryOf, productName, type Errors } from './desk.ts';
 
 /** What the quote form shows again after a refusal: what was typed, and what is wrong with it. */
 export interface QuoteState {
+  /** Where the vehicle is registered, for a product that sells both (`md` or `abroad`). */
+  registered?: string;
   values: Values;
   rows: Map<string, number>;
   errors?: Errors;
@@ -29,7 +31,20 @@ export function quoteForm(svc: Services, render: Render) {
   ) => {
     const m = product ? sellModule(product) : undefined;
     const desk = deskOf(svc, req, m?.product);
-    const fields = m ? fieldsOf(m.schemas.quote, { ...state, choices: desk.choices, words: desk.words }) : [];
+    // A product sold for a Moldovan or a foreign vehicle asks which first, then only for that one.
+    const props = m?.schemas.quote.properties ?? {};
+    const either = 'vehicle' in props && 'foreign_vehicle' in props;
+    const registered = either ? (state.registered === 'abroad' ? 'abroad' : 'md') : '';
+    const chosen = registered === 'abroad' ? 'foreign_vehicle' : 'vehicle';
+    const other = registered === 'abroad' ? 'vehicle' : 'foreign_vehicle';
+    const fields = m
+      ? fieldsOf(m.schemas.quote, {
+          ...state,
+          choices: desk.choices,
+          words: desk.words,
+          ...(either ? { skip: new Set([other]), require: new Set([chosen]) } : {}),
+        })
+      : [];
     return render(
       req,
       reply,
@@ -41,6 +56,7 @@ export function quoteForm(svc: Services, render: Render) {
         product: m?.product ?? '',
         productName: m ? productName(desk.t, m.product) : '',
         fields,
+        registered,
         summary: summaryOf(state.errors),
         error: state.error,
       },
@@ -52,7 +68,12 @@ export function quoteForm(svc: Services, render: Render) {
 export function quoteFormPage(app: App, show: ReturnType<typeof quoteForm>): void {
   app.get(
     '/sell',
-    { schema: { querystring: Type.Object({ product: Text(40), done: Text(40) }) } },
-    async (req, reply) => show(req, reply, req.query.product || undefined),
+    { schema: { querystring: Type.Object({ product: Text(40), registered: Text(10), done: Text(40) }) } },
+    async (req, reply) =>
+      show(req, reply, req.query.product || undefined, {
+        values: new Map(),
+        rows: new Map(),
+        ...(req.query.registered ? { registered: req.query.registered } : {}),
+      }),
   );
 }
