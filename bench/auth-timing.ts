@@ -24,6 +24,7 @@ const known: PartnerWithSecrets = {
   rate_limit_per_minute: null,
   require_timestamped_signature: false,
   webhook_events: ['completed'],
+  renewal_notice_days: 30,
   created_at: new Date(),
   updated_at: new Date(),
   secrets: [randomBytes(32).toString('hex')],

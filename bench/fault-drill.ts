@@ -65,6 +65,8 @@ export async function spawnPolita(env: Record<string, string>): Promise<Polita> 
       RATE_LIMIT_PER_MINUTE: '1000000000',
       SANDBOX_ASYNC_ISSUE_MS: '1000',
       WEBHOOK_RETRY_SCHEDULE: '1,2,5,10',
+      // The load signs with the contract's X-Hmac-Signature, as the earlier runs did (decision 0084).
+      DEFAULT_REQUIRE_TIMESTAMPED_SIGNATURE: 'false',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

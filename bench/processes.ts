@@ -113,6 +113,8 @@ export async function startPolita(
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       RATE_LIMIT_PER_MINUTE: '1000000000',
+      // The load signs with the contract's X-Hmac-Signature, as the earlier runs did (decision 0084).
+      DEFAULT_REQUIRE_TIMESTAMPED_SIGNATURE: 'false',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -45,6 +45,12 @@ export interface Config {
   reconcileIntervalSeconds: number;
   /** Open HTTP connections beyond this are refused at once. */
   maxConnections: number;
+  /** A request must arrive whole (headers and body) within this many ms, else 408 and closed (decision 0083). */
+  requestTimeoutMs: number;
+  /** A keep-alive connection idle this many ms is closed. */
+  keepAliveTimeoutMs: number;
+  /** New partners (and the sandbox's demo partner) refuse the contract's X-Hmac-Signature alone (decision 0084). */
+  defaultRequireTimestampedSignature: boolean;
   /** PostgreSQL only: repeated query texts go as named prepared statements (off behind a pooler that cannot keep them). */
   pgPreparedStatements: boolean;
   /** Worker threads rendering policy PDFs (PDF_THREADS); 0 renders on the event loop. */
@@ -136,6 +142,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     workers: bool('WORKERS', true),
     maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),
+    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 10_000, 1_000, 600_000),
+    keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    defaultRequireTimestampedSignature: bool('DEFAULT_REQUIRE_TIMESTAMPED_SIGNATURE', true),
     metricsToken,
     reconcileIntervalSeconds: int('RECONCILE_INTERVAL_SECONDS', 600, 1, 86_400),
     pgPreparedStatements: bool('PG_PREPARED_STATEMENTS', true),

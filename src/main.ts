@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { SANDBOX_CREDENTIALS_FILE } from './app/seed-sandbox.ts';
 import { banner } from './banner.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { EmbeddedDatabaseError } from './db/embedded-errors.ts';
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
   if (service.demo && !config.databaseUrl) {
     // Lets `npm run call` sign as the demo partner without copying the secret by hand.
     writeFileSync(
-      join(config.dataDir, 'sandbox-credentials.json'),
+      join(config.dataDir, SANDBOX_CREDENTIALS_FILE),
       JSON.stringify({
         id: service.demo.id,
         secret: service.demo.secret,

@@ -6,7 +6,12 @@ import type { Logger } from 'pino';
 import { loadCatalogue } from './app/catalogue.ts';
 import { Clock } from './app/clock.ts';
 import { PartnerDirectory } from './app/partner-directory.ts';
-import { ensureAdminToken, ensureDemoOwner, ensureDemoPartner } from './app/seed-sandbox.ts';
+import {
+  ensureAdminToken,
+  ensureDemoOwner,
+  ensureDemoPartner,
+  retireSandboxData,
+} from './app/seed-sandbox.ts';
 import type { JobQueue, Services } from './app/services.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
@@ -86,6 +91,7 @@ export function createServices(
         windowMs: config.portalSignInWindowMinutes * 60_000,
       },
       webhookRetrySchedule: config.webhookRetrySchedule,
+      defaultRequireTimestampedSignature: config.defaultRequireTimestampedSignature,
     },
     randomBytes: (n) => randomBytes(n),
     resolve: opts.resolve ?? ((host) => lookup(host, { all: true })),
@@ -143,11 +149,14 @@ export async function startService(
     const demo = config.sandbox
       ? { ...(await ensureDemoPartner(svc)), owner: (await ensureDemoOwner(svc, config.dataDir)) ?? null }
       : null;
+    if (!config.sandbox) await retireSandboxData(svc, config.dataDir);
     const webhookAttempts = new WebhookAttempts();
     const app = await buildServer(svc, {
       adminToken,
       logger: log,
       maxConnections: config.maxConnections,
+      requestTimeoutMs: config.requestTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
       maxConnectionsPerIp: config.maxConnectionsPerIp,
       trustProxy: config.trustProxy,
       metricsToken: config.metricsToken,

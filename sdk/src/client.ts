@@ -10,14 +10,22 @@ import {
 } from './errors.js';
 import type {
   Balance,
+  CancelOrderPreview,
+  CancelOrderRequest,
   ConfirmOrderRequest,
+  CorrectOrderPreview,
+  CorrectOrderRequest,
   CreateOrderRequest,
+  EventsPage,
   GetOrderRequest,
+  ListEventsRequest,
   Order,
   PayOrderFromBalanceRequest,
   Product,
   QuoteRequests,
   QuoteResponses,
+  ResendEventAnswer,
+  ResendEventRequest,
 } from './types.js';
 
 export interface PolitaOptions {
@@ -40,7 +48,7 @@ export interface PolitaOptions {
   signature?: 'timestamped' | 'spec';
 }
 
-/** The options of create-order, confirm-order and pay-order-from-balance. */
+/** The options of create-order, confirm-order, pay-order-from-balance and resend-event. */
 export interface WriteOptions {
   /**
    * Sent as `Idempotency-Key` (1 to 255 visible ASCII characters). One is generated when absent;
@@ -111,12 +119,68 @@ export class Polita {
     return this.#call('pay-order-from-balance', request, options.idempotencyKey ?? randomUUID());
   }
 
+  /**
+   * Cancels a completed order in two steps: without `quote_id` it previews (the refund and a
+   * `quote_id`, or `cancellable: false` and the reason; nothing changes); with the preview's
+   * `quote_id` it confirms and answers the refunded order. Confirming twice answers the same order.
+   */
+  cancelOrder(request: { id: string }, options?: WriteOptions): Promise<CancelOrderPreview>;
+  cancelOrder(request: { id: string; quote_id: string }, options?: WriteOptions): Promise<Order>;
+  cancelOrder(request: CancelOrderRequest, options: WriteOptions = {}): Promise<CancelOrderPreview | Order> {
+    return this.#call('cancel-order', request, options.idempotencyKey ?? randomUUID());
+  }
+
+  /**
+   * Corrects a completed vignette's plate or start date, as cancelOrder: without `quote_id` a
+   * preview (`correctable` and a `quote_id`, or the reason), with it (and the same `changes`) the
+   * re-issued order.
+   */
+  correctOrder(
+    request: Omit<CorrectOrderRequest, 'quote_id'>,
+    options?: WriteOptions,
+  ): Promise<CorrectOrderPreview>;
+  correctOrder(request: CorrectOrderRequest & { quote_id: string }, options?: WriteOptions): Promise<Order>;
+  correctOrder(
+    request: CorrectOrderRequest,
+    options: WriteOptions = {},
+  ): Promise<CorrectOrderPreview | Order> {
+    return this.#call('correct-order', request, options.idempotencyKey ?? randomUUID());
+  }
+
   getOrder(request: GetOrderRequest): Promise<Order> {
     return this.#call('get-order', request);
   }
 
   getBalance(): Promise<Balance> {
     return this.#call('get-balance', {});
+  }
+
+  /**
+   * The partner's events of the last 30 days, oldest first, a page (one list-events call) at a time:
+   * `for await (const page of polita.listEvents({ after: lastHandled })) { ... }`. Each page after the
+   * first starts after the last event of the one before; the iteration ends with the page whose
+   * `has_more` is false. Keep the last `id` you handled: it is where a later catch-up starts.
+   */
+  async *listEvents(request: ListEventsRequest = {}): AsyncGenerator<EventsPage, void, undefined> {
+    let after = request.after;
+    for (;;) {
+      const page = await this.#call<EventsPage>('list-events', {
+        ...request,
+        ...(after !== undefined ? { after } : {}),
+      });
+      yield page;
+      const last = page.events.at(-1);
+      if (!page.has_more || !last) return;
+      after = last.id;
+    }
+  }
+
+  /**
+   * Sends one of the partner's events again (same event id and body) to its current webhook URL;
+   * answers once the attempt is queued. At most 60 a minute.
+   */
+  resendEvent(request: ResendEventRequest, options: WriteOptions = {}): Promise<ResendEventAnswer> {
+    return this.#call('resend-event', request, options.idempotencyKey ?? randomUUID());
   }
 
   /**

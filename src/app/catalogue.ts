@@ -4,6 +4,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parseRate } from '../domain/money.ts';
 import { PRODUCT_MODULES } from '../products/registry.ts';
+import { CancellationCatalogueSchema, type CancellationRule } from '../products/cancellation.ts';
 import type { CommonCatalogue } from '../products/types.ts';
 
 /**
@@ -14,6 +15,8 @@ import type { CommonCatalogue } from '../products/types.ts';
 export interface Catalogue {
   common: CommonCatalogue;
   products: Map<string, unknown>;
+  /** Each product's `cancellation` rule, read from its catalogue file (src/products/cancellation.ts). */
+  cancellation: Map<string, CancellationRule>;
 }
 
 export const DEFAULT_CATALOGUE_DIR = resolve(import.meta.dirname, '../../catalogue');
@@ -45,8 +48,16 @@ export function loadCatalogue(dir = DEFAULT_CATALOGUE_DIR): Catalogue {
   const common = load<CommonCatalogue>(dir, 'common.json', CommonSchema);
   for (const text of Object.values(common.exchange_rates)) parseRate(text);
   const products = new Map<string, unknown>();
+  const cancellation = new Map<string, CancellationRule>();
   for (const m of PRODUCT_MODULES) {
-    if (m.catalogue) products.set(m.product, load(dir, m.catalogue.file, m.catalogue.schema));
+    if (!m.catalogue) continue;
+    products.set(m.product, load(dir, m.catalogue.file, m.catalogue.schema));
+    const { cancellation: rule } = load<{ cancellation: CancellationRule }>(
+      dir,
+      m.catalogue.file,
+      CancellationCatalogueSchema,
+    );
+    cancellation.set(m.product, rule);
   }
-  return { common, products };
+  return { common, products, cancellation };
 }

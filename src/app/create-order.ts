@@ -69,6 +69,9 @@ export async function createOrder(svc: Services, partner: PartnerRow, input: Cre
     payment: null,
     completed_at: null,
     failure_reason: null,
+    corrected_at: null,
+    corrected_by: null,
+    renewal_noticed_at: null,
     updated_at: at,
   };
   // Ids are random; a collision with an existing order is retried with a fresh one.

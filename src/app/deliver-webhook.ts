@@ -5,6 +5,7 @@ import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { findOrder, lockOrder } from '../db/repos/orders.ts';
 import { findPartner } from '../db/repos/partners.ts';
 import {
+  countResend,
   ensureOperatorEvent,
   findEvent,
   findOrderEvent,
@@ -196,6 +197,28 @@ export async function resendOrderEvent(svc: Services, orderId: string): Promise<
 }
 
 /**
+ * A re-send the partner asked for (resend-event): one attempt of the event, its id and body, to the
+ * partner's current URL, whatever state it is in, counted with its attempts; delivered, it settles
+ * the event as an operator's re-send does. Not retried: the partner may ask again.
+ */
+export async function redeliverEvent(svc: Services, eventId: string): Promise<DeliveryResult | undefined> {
+  const event = await findEvent(svc.db, eventId);
+  if (!event) return undefined;
+  const partner = await svc.partners.get(event.partner_id);
+  const result = await attemptDelivery(svc, partner, event.id, event.body);
+  const at = new Date(await svc.clock.now());
+  await svc.db.transaction().execute(async (trx) => {
+    await holdOrderForSettle(trx, event.order_id);
+    await recordAttempt(trx, attemptRow(event.order_id, result, at, 'partner', null));
+    await countResend(trx, event.id);
+    if (result.delivered && (await markDelivered(trx, event.id, at)) && event.state === 'pending') {
+      await releaseNext(svc, trx, { id: event.order_id, partner_id: event.partner_id });
+    }
+  });
+  return result;
+}
+
+/**
  * A deliver-webhook job enqueued before events existed ({orderId}, one attempt): its completion
  * becomes an event now, delivered and retried like any other, so an upgrade loses no webhook.
  */
@@ -241,7 +264,7 @@ function attemptRow(
   orderId: string,
   r: DeliveryResult,
   at: Date,
-  trigger: 'automatic' | 'operator',
+  trigger: 'automatic' | 'operator' | 'partner',
   attempt: number | null,
 ) {
   return {

@@ -69,7 +69,18 @@ export async function issueOrder(
     for (const [i, item] of items.entries()) {
       if (item.issued) continue;
       const m = modules[i]!;
-      const receipt = await purchase(ctx, item, orderId, m.cover(item));
+      // A corrected order's item is issued again by its provider, under a revision of its own.
+      const receipt = order.corrected_at
+        ? await svc.providers.issuer.reissue({
+            product: item.product,
+            orderId,
+            idx: item.idx,
+            revision: 1,
+            ...(item.start_date ? { startDate: item.start_date } : {}),
+            ...(item.end_date ? { endDate: item.end_date } : {}),
+            ...m.cover(item),
+          })
+        : await purchase(ctx, item, orderId, m.cover(item));
       const issued = m.issue(ctx, catalogueOf(svc, m), item, receipt);
       const pdf = await svc.documents.render({
         title: issued.document.title,

@@ -26,10 +26,12 @@ export async function databaseReachable(svc: Services): Promise<boolean> {
 export async function policyDocument(
   svc: Services,
   fileName: string,
-): Promise<{ pdf: Uint8Array; refunded: boolean } | undefined> {
+): Promise<{ pdf: Uint8Array; refunded: boolean; replaced: boolean } | undefined> {
   const m = /^([0-9a-f]{32,64})\.pdf$/.exec(fileName);
   const found = m ? await findDocumentAndStatus(svc.db, m[1]!) : undefined;
-  return found && { pdf: found.pdf, refunded: found.status === 'refunded' };
+  return (
+    found && { pdf: found.pdf, refunded: found.status === 'refunded', replaced: found.replaced_at !== null }
+  );
 }
 
 export const ordersByStatus = (svc: Services) => countOrdersByStatus(svc.db);

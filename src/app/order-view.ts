@@ -13,6 +13,16 @@ export interface OrderView {
   currency: string;
   products?: Record<string, unknown>[];
   failure_reason?: string;
+  refund?: RefundView;
+}
+
+/** What a refunded order's refund was (decision 0088). */
+export interface RefundView {
+  amount: number;
+  fee: number;
+  currency: string;
+  to: 'wallet' | 'customer';
+  at: string;
 }
 
 export const fileUrl = (publicBaseUrl: string, token: string) => `${publicBaseUrl}/files/${token}.pdf`;

@@ -8,7 +8,7 @@ import {
   orderLinkedEntries,
   type LedgerRow,
 } from '../db/repos/wallets.ts';
-import type { SubWallet } from '../db/schema.ts';
+import { booksEntry, SUB_WALLETS } from '../domain/wallet.ts';
 
 export interface Difference {
   kind: 'wallet' | 'ledger' | 'order';
@@ -16,7 +16,6 @@ export interface Difference {
   problem: string;
 }
 
-const SUB_WALLETS: SubWallet[] = ['online', 'insurance', 'promo'];
 const PAID_STATES = ['paid', 'processing', 'completed', 'failed', 'refunded'] as const;
 
 /**
@@ -84,7 +83,7 @@ const ORDER_PAGE = 10_000;
 function checkOrder(
   o: OrderBooks,
   entries: LedgerRow[],
-  refund: { method: string; amount: number } | undefined,
+  refund: { method: string; amount: number; fee: number } | undefined,
 ): string[] {
   const out: string[] = [];
   const payments = entries.filter((e) => e.kind === 'payment');
@@ -105,7 +104,7 @@ function checkOrder(
     if (paid !== o.price) out.push(`customer payment ${paid ?? 'missing'} bani, price ${o.price} bani`);
     if (payments.length || refundsBooked.length) out.push('customer-paid order has wallet ledger entries');
   } else if (o.payment_method === 'wallet') {
-    const expected = o.price > 0 ? 1 : 0;
+    const expected = booksEntry(o.price) ? 1 : 0;
     if (payments.length !== expected) out.push(`${payments.length} wallet debits, expected ${expected}`);
     for (const p of payments) {
       if (p.amount !== -o.price) out.push(`wallet debit ${-p.amount} bani, price ${o.price} bani`);
@@ -117,13 +116,16 @@ function checkOrder(
   }
   if (o.status === 'refunded') {
     if (!refund) out.push('refunded order has no refund record');
-    else if (refund.amount !== o.price) out.push(`refund of ${refund.amount} bani, price ${o.price} bani`);
+    // A partner's cancellation may return less than the price (decision 0087), never more.
+    else if (refund.amount + refund.fee > o.price)
+      out.push(`refund of ${refund.amount} bani and fee of ${refund.fee} bani, price ${o.price} bani`);
     if (o.payment_method === 'wallet') {
-      const expected = o.price > 0 ? 1 : 0;
+      const owed = refund?.amount ?? o.price;
+      const expected = booksEntry(owed) ? 1 : 0;
       if (refundsBooked.length !== expected)
         out.push(`${refundsBooked.length} wallet refunds, expected ${expected}`);
       for (const r of refundsBooked) {
-        if (r.amount !== o.price) out.push(`wallet refund ${r.amount} bani, price ${o.price} bani`);
+        if (r.amount !== owed) out.push(`wallet refund ${r.amount} bani, refund record ${owed} bani`);
         if (payments[0] && r.wallet !== payments[0].wallet)
           out.push(`refunded to ${r.wallet} but paid from ${payments[0].wallet}`);
       }

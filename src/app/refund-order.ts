@@ -4,6 +4,7 @@ import { findRefund, insertRefund } from '../db/repos/refunds.ts';
 import { bookEntry, lockWallet, orderLedger } from '../db/repos/wallets.ts';
 import { baniToMdl } from '../domain/money.ts';
 import { isoLocal } from '../domain/time.ts';
+import { booksEntry } from '../domain/wallet.ts';
 import type { Transaction } from 'kysely';
 import type { DB, OrderRow } from '../db/schema.ts';
 import type { Services } from './services.ts';
@@ -55,12 +56,20 @@ export async function refundLockedOrder(
   svc: Pick<Services, 'jobs' | 'randomBytes'>,
   trx: Transaction<DB>,
   order: OrderRow,
-  input: { reason: string; actor: string; at: Date; failureReason: string },
+  input: {
+    reason: string;
+    actor: string;
+    at: Date;
+    failureReason: string;
+    /** A partner's cancellation returns less than the price (decision 0087); the price otherwise. */
+    refund?: { amount: number; fee: number };
+  },
 ): Promise<void> {
   const { at } = input;
   const id = order.id;
+  const amount = input.refund?.amount ?? order.price;
   let ledgerEntryId: number | null = null;
-  if (order.payment_method === 'wallet' && order.price > 0) {
+  if (order.payment_method === 'wallet' && booksEntry(amount)) {
     // The payment entry says which sub-wallet paid and how much; without it there is nothing to return.
     const paid = (await orderLedger(trx, id)).find((e) => e.kind === 'payment');
     if (!paid) throw conflict(`Order ${id} is marked wallet-paid but has no ledger payment`);
@@ -69,7 +78,7 @@ export async function refundLockedOrder(
     const booked = await bookEntry(trx, wallet, {
       partnerId: order.partner_id,
       wallet: paid.wallet,
-      amount: -paid.amount,
+      amount,
       kind: 'refund',
       orderId: id,
       reference: null,
@@ -82,7 +91,8 @@ export async function refundLockedOrder(
   await insertRefund(trx, {
     order_id: id,
     method,
-    amount: order.price,
+    amount,
+    fee: input.refund?.fee ?? 0,
     status: method === 'wallet' ? 'settled' : 'to_settle',
     reason: input.reason,
     actor: input.actor,
@@ -108,6 +118,7 @@ export async function refundView(svc: Services, orderId: string) {
     order_id: r.order_id,
     method: r.method,
     amount: baniToMdl(r.amount),
+    fee: baniToMdl(r.fee),
     currency: 'MDL',
     status: r.status,
     reason: r.reason,

@@ -1,4 +1,9 @@
+import { rmSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { revokeInvitations } from '../db/repos/portal-invitations.ts';
+import { disableUser } from '../db/repos/users.ts';
+import { audit } from './admin/operators.ts';
+import { endUserSessions } from './portal/session.ts';
 import { findPartner } from '../db/repos/partners.ts';
 import { findUserByEmail, insertUser, setUserPassword } from '../db/repos/users.ts';
 import { deleteSetting, getSetting, putSetting } from '../db/repos/settings.ts';
@@ -6,7 +11,7 @@ import { lockSecrets } from '../secrets/at-rest.ts';
 import { readOrCreateSecretFile, readSecretFileIfAny, replaceSecretFile } from '../secrets/files.ts';
 import { SecretKeyError, tokenHash } from '../secrets/secret-box.ts';
 import { creditWallet } from './admin/credit-wallet.ts';
-import { createPartner } from './admin/partners.ts';
+import { changePartner, createPartner } from './admin/partners.ts';
 import { hashPassword, verifyPassword } from './portal/password.ts';
 import type { Services } from './services.ts';
 
@@ -25,6 +30,7 @@ export async function ensureDemoPartner(svc: Services): Promise<{ id: string; se
       if (!(await findPartner(svc.db, DEMO_PARTNER_ID))) throw err;
     }
   }
+  await switchDemoSignatures(svc);
   const seed = { partnerId: DEMO_PARTNER_ID, actor: 'sandbox-seed' };
   await creditWallet(svc, {
     ...seed,
@@ -35,6 +41,24 @@ export async function ensureDemoPartner(svc: Services): Promise<{ id: string; se
   await creditWallet(svc, { ...seed, wallet: 'promo', amountBani: 50_000, reference: 'sandbox-seed-promo' });
   const demo = await findPartner(svc.db, DEMO_PARTNER_ID);
   return { id: DEMO_PARTNER_ID, secret: demo!.secrets[0]! };
+}
+
+/** Set once the demo partner was given the signature default: later changes by hand then stand. */
+const DEMO_SIGNATURES_SETTING = 'demo_partner_signatures_switched';
+
+/**
+ * The demo partner is made as every new partner, timestamped signatures required unless
+ * DEFAULT_REQUIRE_TIMESTAMPED_SIGNATURE says otherwise; one made by an earlier version is switched
+ * once, at the first start of this one (decision 0084).
+ */
+async function switchDemoSignatures(svc: Services): Promise<void> {
+  if ((await getSetting<boolean>(svc.db, DEMO_SIGNATURES_SETTING)) !== undefined) return;
+  const demo = await findPartner(svc.db, DEMO_PARTNER_ID);
+  const wanted = svc.config.defaultRequireTimestampedSignature;
+  if (demo && demo.require_timestamped_signature !== wanted) {
+    await changePartner(svc, DEMO_PARTNER_ID, { require_timestamped_signature: wanted });
+  }
+  await putSetting(svc.db, DEMO_SIGNATURES_SETTING, true, new Date());
 }
 
 export const DEMO_OWNER_EMAIL = 'owner@demo.example';
@@ -140,4 +164,47 @@ export async function ensureAdminToken(
     svc.log.warn(`${path} was missing or did not match the database: a new admin token was generated`);
     return token;
   });
+}
+
+/** Where `npm start` writes the demo partner's credentials in the sandbox (src/main.ts). */
+export const SANDBOX_CREDENTIALS_FILE = 'sandbox-credentials.json';
+
+/**
+ * A start outside the sandbox on data a sandbox made (decision 0086): the demo partner (an unfunded
+ * wallet's balance, a secret that was printed and written in clear) and the demo owner are disabled,
+ * `sandbox-credentials.json` is removed, and the log says so, once: a later start finds nothing left
+ * to do. Nothing else changes. The demo partner is known by its id and the name the seed gives it.
+ */
+export async function retireSandboxData(svc: Services, dataDir: string): Promise<void> {
+  const done: string[] = [];
+  const demo = await findPartner(svc.db, DEMO_PARTNER_ID);
+  if (demo && demo.name === 'Demo Partner' && !demo.disabled) {
+    await changePartner(svc, DEMO_PARTNER_ID, { disabled: true });
+    done.push(`the demo partner ${DEMO_PARTNER_ID} was disabled`);
+  }
+  const owner = await findUserByEmail(svc.db, DEMO_OWNER_EMAIL, { partnerId: DEMO_PARTNER_ID });
+  if (owner && !owner.disabled_at && demo?.name === 'Demo Partner') {
+    const now = new Date();
+    await svc.db.transaction().execute(async (trx) => {
+      if (!(await disableUser(trx, DEMO_PARTNER_ID, owner.id, now))) return;
+      await revokeInvitations(trx, owner.id, now);
+      await endUserSessions(trx, owner.id);
+      await audit(trx, {
+        action: 'partner.disable_user',
+        target: DEMO_PARTNER_ID,
+        before: { user_id: owner.id, email: owner.email, role: owner.role, disabled: false },
+        after: { user_id: owner.id, email: owner.email, role: owner.role, disabled: true },
+        at: now,
+      });
+    });
+    done.push(`the demo owner ${DEMO_OWNER_EMAIL} was disabled`);
+  }
+  const credentials = resolve(join(dataDir, SANDBOX_CREDENTIALS_FILE));
+  if (existsSync(credentials)) {
+    rmSync(credentials, { force: true });
+    done.push(`${credentials} was removed`);
+  }
+  if (done.length > 0) {
+    svc.log.warn(`SANDBOX=false on data first used as a sandbox: ${done.join('; ')}`);
+  }
 }

@@ -9,7 +9,8 @@ import type { Catalogue } from './catalogue.ts';
 import type { Clock } from './clock.ts';
 import type { PartnerDirectory } from './partner-directory.ts';
 
-export type JobName = 'issue-order' | 'deliver-webhook' | 'expire-drafts';
+export type JobName =
+  'issue-order' | 'deliver-webhook' | 'expire-drafts' | 'renewal-notices' | 'purge-events';
 
 /** The background-job port. Enqueueing goes through the caller's transaction: the job exists iff the change commits. */
 export interface JobQueue {
@@ -66,6 +67,8 @@ export interface Services {
     portalSignIn: { perAddress: number; perEmail: number; windowMs: number };
     /** Seconds before each retry of a webhook event that was not answered 2xx (WEBHOOK_RETRY_SCHEDULE). */
     webhookRetrySchedule: readonly number[];
+    /** Whether a partner created without saying refuses X-Hmac-Signature alone (decision 0084). */
+    defaultRequireTimestampedSignature: boolean;
   };
   /** Randomness comes in here so that nothing else reaches for it. */
   randomBytes(n: number): Uint8Array;

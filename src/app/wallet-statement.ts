@@ -2,10 +2,10 @@ import { badRequest, notFound } from '../domain/errors.ts';
 import { baniToMdl } from '../domain/money.ts';
 import { addDays, isoLocal, isValidDate, localInstant } from '../domain/time.ts';
 import { findWallet, ledgerBetween, ledgerSums } from '../db/repos/wallets.ts';
-import type { SubWallet } from '../db/schema.ts';
+import { customerRefundsBetween } from '../db/repos/refunds.ts';
+import { SUB_WALLETS, type SubWallet } from '../domain/wallet.ts';
 import type { Services } from './services.ts';
 
-const SUB_WALLETS: SubWallet[] = ['online', 'insurance', 'promo'];
 const MAX_DAYS = 366 * 5;
 
 export interface StatementLine {
@@ -20,6 +20,15 @@ export interface StatementLine {
   actor: string;
 }
 
+/** A refund of a customer-paid order: owed to the customer by the partner; nothing moved in the wallet. */
+export interface CustomerRefundLine {
+  at: string;
+  order_id: string;
+  amount: number;
+  fee: number;
+  actor: string;
+}
+
 export interface Statement {
   partner_id: string;
   from: string;
@@ -28,6 +37,8 @@ export interface Statement {
   opening: Record<SubWallet, number>;
   closing: Record<SubWallet, number>;
   entries: StatementLine[];
+  /** Refunds due to customers in the period (decision 0087): beside the ledger, not in its balances. */
+  customer_refunds: CustomerRefundLine[];
 }
 
 /**
@@ -68,6 +79,13 @@ export async function walletStatement(
           actor: r.actor,
         };
       });
+      const customerRefunds = (await customerRefundsBetween(trx, partnerId, start, end)).map((r) => ({
+        at: isoLocal(r.created_at.getTime()),
+        order_id: r.order_id,
+        amount: baniToMdl(r.amount),
+        fee: baniToMdl(r.fee),
+        actor: r.actor,
+      }));
       const mdl = (b: Record<SubWallet, number>) =>
         Object.fromEntries(SUB_WALLETS.map((w) => [w, baniToMdl(b[w])])) as Record<SubWallet, number>;
       return {
@@ -78,6 +96,7 @@ export async function walletStatement(
         opening: mdl(opening),
         closing: mdl(running),
         entries,
+        customer_refunds: customerRefunds,
       };
     });
 }
@@ -88,7 +107,11 @@ export const csvCell = (v: string | number | null) => {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
 
-/** The same statement as CSV: opening rows, one row per entry, closing rows. */
+/**
+ * The same statement as CSV: opening rows, one row per entry, a row per refund due to a customer
+ * (wallet `customer`, kind `refund_due_to_customer`, no balance: it moves nothing in the wallet),
+ * closing rows.
+ */
 export function statementCsv(s: Statement): string {
   const head = ['date', 'wallet', 'kind', 'amount', 'balance', 'order_id', 'reference', 'actor', 'entry_id'];
   const lines = [head.join(',')];
@@ -96,6 +119,13 @@ export function statementCsv(s: Statement): string {
   for (const e of s.entries) {
     lines.push(
       [e.at, e.wallet, e.kind, e.amount, e.balance_after, e.order_id, e.reference, e.actor, e.id]
+        .map(csvCell)
+        .join(','),
+    );
+  }
+  for (const r of s.customer_refunds) {
+    lines.push(
+      [r.at, 'customer', 'refund_due_to_customer', r.amount, '', r.order_id, '', r.actor, '']
         .map(csvCell)
         .join(','),
     );

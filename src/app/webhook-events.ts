@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import type { WebhookEventStatus } from '../domain/order-state.ts';
+import type { WebhookEventType } from '../domain/order-state.ts';
 import { createOrderEvent, releaseNextEvent, takeQueuedDeliveries } from '../db/repos/webhooks.ts';
 import { dispatchOutbox } from './outbox-dispatch.ts';
 import type { Services } from './services.ts';
@@ -19,7 +19,7 @@ export async function emitOrderEvent(
   svc: Pick<Services, 'jobs' | 'randomBytes'>,
   trx: Transaction<DB>,
   order: { id: string; partner_id: string },
-  status: WebhookEventStatus,
+  status: WebhookEventType,
   at: Date,
 ): Promise<void> {
   const event = await createOrderEvent(trx, {

@@ -19,7 +19,6 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { BackupRefused, BackupUnavailable, backupDatabase, restoreDatabase } from '../db/backup.ts';
 import { openDatabase } from '../db/database.ts';
 import { EmbeddedDatabaseError } from '../db/embedded-errors.ts';
-import type { SubWallet } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { refundOrder } from '../app/refund-order.ts';
 import { changeSettings, readSettings, resetSandboxClock, setSandboxClock } from '../app/admin/settings.ts';
@@ -32,9 +31,10 @@ import {
   rotateOperatorToken,
 } from '../app/admin/operators.ts';
 import { statementCsv, walletStatement } from '../app/wallet-statement.ts';
-import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../domain/order-state.ts';
 import { mdlTextToBani } from '../domain/money.ts';
 import { isoLocal } from '../domain/time.ts';
+import { SUB_WALLETS } from '../domain/wallet.ts';
 import { jobQueue, startBoss } from '../jobs/queue.ts';
 import { createLogger } from '../log.ts';
 import { reencryptSecrets, secureStoredSecrets } from '../secrets/at-rest.ts';
@@ -123,16 +123,16 @@ function integer(value: string | undefined, what: string): number | undefined {
   return Number(value);
 }
 
-function eventList(value: string | undefined): { webhook_events: WebhookEventStatus[] } | object {
+function eventList(value: string | undefined): { webhook_events: WebhookEventType[] } | object {
   if (value === undefined) return {};
   const list = value.split(',').map((s) => s.trim());
-  const unknown = list.filter((s) => !(WEBHOOK_EVENT_STATUSES as readonly string[]).includes(s));
+  const unknown = list.filter((s) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(s));
   if (unknown.length > 0) {
     throw new UsageError(
-      `--webhook-events takes ${WEBHOOK_EVENT_STATUSES.join(', ')}; not ${unknown.map((s) => `"${s}"`).join(', ')}`,
+      `--webhook-events takes ${WEBHOOK_EVENT_TYPES.join(', ')}; not ${unknown.map((s) => `"${s}"`).join(', ')}`,
     );
   }
-  return { webhook_events: list as WebhookEventStatus[] };
+  return { webhook_events: list as WebhookEventType[] };
 }
 
 /** The options that were given (a use case's optional fields are absent, never undefined). */
@@ -200,12 +200,12 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
         role: need(opt.role, '--role'),
       });
     case 'credit': {
-      const [partnerId, wallet, amount, reference] = [verb, ...rest];
-      if (!['online', 'promo', 'insurance'].includes(wallet ?? ''))
-        throw new UsageError('wallet must be online, promo or insurance');
+      const [partnerId, named, amount, reference] = [verb, ...rest];
+      const wallet = SUB_WALLETS.find((w) => w === named);
+      if (!wallet) throw new UsageError('wallet must be online, promo or insurance');
       return creditPartnerWallet(svc, {
         partnerId: need(partnerId, 'partner id'),
-        wallet: wallet as SubWallet,
+        wallet,
         amountBani: baniOf(need(amount, 'amount')),
         reference: need(reference, 'reference'),
         actor: 'operator:cli',

@@ -13,7 +13,7 @@ import { signatureHeader, timestampedSignatureHeader } from '../signature.ts';
 const [endpoint, body = '{}'] = process.argv.slice(2);
 if (!endpoint) {
   console.error(
-    `usage: npm run call -- <get-offers|create-order|confirm-order|get-order|get-balance|pay-order-from-balance> '<json body>'`,
+    `usage: npm run call -- <get-offers|create-order|confirm-order|get-order|get-balance|pay-order-from-balance|cancel-order|correct-order> '<json body>'`,
   );
   process.exit(2);
 }

@@ -9,7 +9,8 @@ import { PORTAL_ROLES } from '../app/portal/roles.ts';
 import type { Services } from '../app/services.ts';
 import { badRequest, DomainError } from '../domain/errors.ts';
 import { mdlTextToBani } from '../domain/money.ts';
-import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../domain/order-state.ts';
+import { SUB_WALLETS } from '../domain/wallet.ts';
 import type { App } from '../http/typed.ts';
 import {
   act,
@@ -29,14 +30,13 @@ const Checks = Type.Optional(
   Type.Union([Type.String({ maxLength: 20 }), Type.Array(Type.String({ maxLength: 20 }), { maxItems: 10 })]),
 );
 const Csrf = { _csrf: Text() };
-const WALLETS = ['online', 'promo', 'insurance'] as const;
 const PAGE = 25;
 const LEDGER_PAGE = 20;
 
 /** The webhook events ticked in a form; `completed` is always sent, so always in the list. */
-function eventsOf(v: string | string[] | undefined): WebhookEventStatus[] {
+function eventsOf(v: string | string[] | undefined): WebhookEventType[] {
   const ticked = new Set(typeof v === 'string' ? [v] : (v ?? []));
-  return WEBHOOK_EVENT_STATUSES.filter((s) => s === 'completed' || ticked.has(s));
+  return WEBHOOK_EVENT_TYPES.filter((s) => s === 'completed' || ticked.has(s));
 }
 
 /** Partners: the list and search, a new partner, and a partner's page with its wallet and settings. */
@@ -62,7 +62,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       title: 'New partner',
       nav: 'partners',
       form: newPartnerForm,
-      events: WEBHOOK_EVENT_STATUSES,
+      events: WEBHOOK_EVENT_TYPES,
     }),
   );
 
@@ -118,7 +118,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
             req,
             reply,
             'partner-new',
-            { title: 'New partner', nav: 'partners', form, events: WEBHOOK_EVENT_STATUSES, error: r.message },
+            { title: 'New partner', nav: 'partners', form, events: WEBHOOK_EVENT_TYPES, error: r.message },
             r.status,
           ),
       );
@@ -147,8 +147,8 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
         nav: 'partners',
         partner,
         wallet,
-        wallets: WALLETS,
-        events: WEBHOOK_EVENT_STATUSES,
+        wallets: SUB_WALLETS,
+        events: WEBHOOK_EVENT_TYPES,
         isAdmin: req.consoleSession!.actor.role === 'admin',
         olderLedger: wallet?.next_cursor ? `${self}${queryOf({ cursor: wallet.next_cursor })}#ledger` : null,
         newestLedger: cursor ? `${self}#ledger` : null,
@@ -206,8 +206,8 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     { method: 'POST', path: (id) => `/admin/partners/${id}/wallet/credits`, what: 'credit wallets' },
     async (req, id) => {
       const b = strings(req.body, ['wallet', 'amount', 'reference']);
-      const wallet = WALLETS.find((w) => w === b.wallet);
-      if (!wallet) throw badRequest(`Wallet must be one of ${WALLETS.join(', ')}`);
+      const wallet = SUB_WALLETS.find((w) => w === b.wallet);
+      if (!wallet) throw badRequest(`Wallet must be one of ${SUB_WALLETS.join(', ')}`);
       // Read as decimal text, never through a float (decision 0048).
       const bani = mdlTextToBani(b.amount.trim().replace(',', '.'));
       if (bani === null) throw badRequest('Amount must be a number of MDL, like 250 or 99.50');
@@ -229,10 +229,16 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     '/partners/:id/webhook',
     { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what: 'change partners' },
     async (req, id) => {
-      const url = strings(req.body, ['webhook_url']).webhook_url.trim();
+      const fields = strings(req.body, ['webhook_url', 'renewal_notice_days']);
+      const url = fields.webhook_url.trim();
       if (url.length > 2048) throw badRequest('The webhook URL is longer than 2048 characters');
+      const days = fields.renewal_notice_days.trim();
+      if (days && !/^\d{1,3}$/.test(days)) {
+        throw badRequest('renewal_notice_days must be a whole number of days from 0 (no notice) to 365');
+      }
       const events = req.body.events;
       await partners.changePartner(svc, id, {
+        ...(days ? { renewal_notice_days: Number(days) } : {}),
         webhook_url: url || null,
         webhook_events: eventsOf(
           typeof events === 'string' || Array.isArray(events) ? (events as string | string[]) : undefined,

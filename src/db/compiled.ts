@@ -7,11 +7,8 @@ import {
   PostgresQueryCompiler,
   type Compilable,
   type QueryResult,
-  type Transaction,
 } from 'kysely';
-import type { DB } from './schema.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import type { DB, Db } from './schema.ts';
 
 /** Builds and compiles, never connects. */
 const compiler = new Kysely<DB>({
@@ -44,7 +41,7 @@ class Slot {
  */
 export function compiledOnce<A extends Record<string, unknown>, R>(
   build: (db: Kysely<DB>, args: A, shape: string) => Compilable<R>,
-): (conn: Conn, args: A, shape?: string) => Promise<QueryResult<R>> {
+): (conn: Db, args: A, shape?: string) => Promise<QueryResult<R>> {
   const shapes = new Map<string, { sql: string; parameters: readonly unknown[] }>();
   return (conn, args, shape = '') => {
     let compiled = shapes.get(shape);

@@ -6,9 +6,9 @@ import { DataDirInUseError } from './data-dir-lock.ts';
 import { embeddedConnectionString, startEmbeddedServer, type EmbeddedServer } from './embedded-server.ts';
 import { migrate } from './migrate.ts';
 import { sessionPool } from './session-pool.ts';
-import type { DB } from './schema.ts';
+import type { DB, Db } from './schema.ts';
 
-export type Db = Kysely<DB>;
+export type { Db };
 
 /** The service's PostgreSQL: its pool as Kysely, and pg-boss's database port. */
 export interface Database {
@@ -147,7 +147,7 @@ function newPool(connectionString: string, max: number, log: Log, health: Databa
   // A session ended right after it connected can have its error read in the same chunk as its
   // ReadyForQuery: after the pool has stopped listening for it and before whoever asked for the
   // session can, and pg emits it with nobody listening (an uncaught exception, seen in
-  // test/foundation/terminated-under-load.test.ts). Every session keeps a listener from the start;
+  // test/db/terminated-under-load.test.ts). Every session keeps a listener from the start;
   // the next statement on a dead one fails and is retried or thrown as usual.
   pool.on('connect', (client) => client.on('error', () => {}));
   return pool;

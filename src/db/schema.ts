@@ -1,5 +1,6 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
-import type { OrderStatus, WebhookEventStatus } from '../domain/order-state.ts';
+import type { ColumnType, Generated, Insertable, Kysely, Selectable } from 'kysely';
+import type { OrderStatus, WebhookEventType } from '../domain/order-state.ts';
+import type { SubWallet } from '../domain/wallet.ts';
 
 /** JSON columns: written as text (JSON.stringify, so arrays survive `pg`), read back parsed. */
 export type Json<T> = ColumnType<T, string, string>;
@@ -22,7 +23,9 @@ export interface PartnersTable {
   /** The contract's X-Hmac-Signature alone is refused (migration 18, decision 0045). */
   require_timestamped_signature: ColumnType<boolean, boolean | undefined, boolean>;
   /** Statuses whose events the webhook receives; always holds completed. */
-  webhook_events: ColumnType<WebhookEventStatus[], WebhookEventStatus[] | undefined, WebhookEventStatus[]>;
+  webhook_events: ColumnType<WebhookEventType[], WebhookEventType[] | undefined, WebhookEventType[]>;
+  /** Days before a policy's last day that its expiring event is made; 0: none (decision 0092). */
+  renewal_notice_days: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -76,7 +79,12 @@ export interface OrdersTable {
   completed_at: Timestamp | null;
   /** A sentence for a person: why the order failed or was refunded. */
   failure_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the renewal job handled the completed order (decision 0092); null: not yet. */
+  renewal_noticed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   updated_at: Timestamp;
+  /** When the partner corrected the order, and who (migration 20); once per order. */
+  corrected_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  corrected_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface OrderItemsTable {
@@ -108,9 +116,11 @@ export interface DocumentsTable {
   idx: number;
   pdf: Uint8Array;
   created_at: Timestamp;
+  /** A corrected policy's previous document (migration 20): its URL answers 410. */
+  replaced_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
-export type SubWallet = 'online' | 'insurance' | 'promo';
+export type { SubWallet };
 
 export interface WalletsTable {
   partner_id: string;
@@ -138,11 +148,15 @@ export interface WebhookEventsTable {
   id: string;
   partner_id: string;
   order_id: string;
-  status: WebhookEventStatus;
+  /** The event's type: a status, corrected or expiring. */
+  status: WebhookEventType;
   /** The exact bytes every attempt sends (and signs). */
   body: string;
-  state: 'waiting' | 'pending' | 'delivered' | 'failed';
+  /** not_subscribed: recorded for list-events, never sent by itself (decision 0091). */
+  state: 'waiting' | 'pending' | 'delivered' | 'failed' | 'not_subscribed';
   attempts: ColumnType<number, number | undefined, number>;
+  /** Re-sends asked for (list-events counts them with the attempts). */
+  resends: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   next_attempt_at: Timestamp | null;
   settled_at: Timestamp | null;
@@ -164,7 +178,7 @@ export interface AuditLogTable {
   at: Timestamp;
   actor: string;
   /** An operator's role, or a portal user's (via portal); none: a failed operator sign-in (decision 0046). */
-  role: OperatorRole | PortalRole | 'none';
+  role: OperatorRole | PortalRole | 'partner' | 'none';
   via: 'api' | 'cli' | 'console' | 'system' | 'portal';
   action: string;
   target: string | null;
@@ -195,7 +209,7 @@ export interface WebhookAttemptsTable {
   attempt: number | null;
   url: string | null;
   /** completion: an automatic attempt recorded before migration 9. */
-  trigger: 'completion' | 'automatic' | 'operator';
+  trigger: 'completion' | 'automatic' | 'operator' | 'partner';
   attempted_at: Timestamp;
   http_status: number | null;
   error: string | null;
@@ -212,6 +226,21 @@ export interface RefundsTable {
   ledger_entry_id: number | null;
   created_at: Timestamp;
   settled_at: Timestamp | null;
+  /** Withheld from a partner's cancellation (migration 20); `amount` is what goes back. */
+  fee: ColumnType<number, number | undefined, number>;
+}
+
+/** A preview of cancel-order or correct-order, which its confirmation must name (migration 20). */
+export interface AfterSaleQuotesTable {
+  id: string;
+  order_id: string;
+  partner_id: string;
+  kind: 'cancel' | 'correct';
+  terms: Json<Record<string, unknown>>;
+  order_updated_at: Timestamp;
+  created_at: Timestamp;
+  valid_until: Timestamp;
+  used_at: Timestamp | null;
 }
 
 export interface IdempotencyKeysTable {
@@ -259,7 +288,7 @@ export interface PortalUsersTable {
   password_hash: string | null;
   created_at: Timestamp;
   disabled_at: Timestamp | null;
-  /** The portal language the user chose (migration 20); null: Accept-Language decides. */
+  /** The portal language the user chose (migration 22); null: Accept-Language decides. */
   language: ColumnType<
     'ro' | 'ru' | 'en' | null,
     'ro' | 'ru' | 'en' | null | undefined,
@@ -310,6 +339,7 @@ export interface DB {
   audit_log: AuditLogTable;
   console_sessions: ConsoleSessionsTable;
   refunds: RefundsTable;
+  after_sale_quotes: AfterSaleQuotesTable;
   portal_users: PortalUsersTable;
   portal_invitations: PortalInvitationsTable;
   portal_sessions: PortalSessionsTable;
@@ -321,3 +351,6 @@ export type OrderItemRow = Selectable<OrderItemsTable>;
 export type NewOrderItem = Insertable<OrderItemsTable>;
 export type PartnerRow = Selectable<PartnersTable>;
 export type WalletRow = Selectable<WalletsTable>;
+
+/** The database as the repositories take it: the pool or a transaction on it (a transaction is one). */
+export type Db = Kysely<DB>;

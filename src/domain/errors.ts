@@ -11,7 +11,9 @@ export type ErrorCode =
   | 'vehicle_not_found'
   | 'not_found'
   | 'forbidden'
-  | 'conflict';
+  | 'conflict'
+  /** A provider refused what was asked of it (a cancellation): 502, nothing changed. */
+  | 'provider_refused';
 
 export class DomainError extends Error {
   readonly code: ErrorCode;
@@ -29,6 +31,7 @@ export const productRule = (reason: string) => new DomainError('product_rule', r
 export const notFound = (reason: string) => new DomainError('not_found', reason);
 export const forbidden = (reason: string) => new DomainError('forbidden', reason);
 export const conflict = (reason: string) => new DomainError('conflict', reason);
+export const providerRefused = (reason: string) => new DomainError('provider_refused', reason);
 export const vehicleNotFound = () => new DomainError('vehicle_not_found', 'Vehicle not found');
 
 export const orderNotFound = () => notFound('Order not found');

@@ -17,12 +17,20 @@ export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export const WEBHOOK_EVENT_STATUSES = ['completed', 'failed', 'refunded', 'expired'] as const;
 export type WebhookEventStatus = (typeof WEBHOOK_EVENT_STATUSES)[number];
 
+/**
+ * Every event type a partner can receive and list (decision 0091): the statuses above, `corrected`
+ * (a completed order corrected by its partner) and `expiring` (its renewal notice, decision 0092).
+ */
+export const WEBHOOK_EVENT_TYPES = [...WEBHOOK_EVENT_STATUSES, 'corrected', 'expiring'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
 export const TRANSITIONS: Readonly<Record<OrderStatus, readonly OrderStatus[]>> = {
   draft: ['paid', 'expired'],
   paid: ['processing', 'completed', 'failed'],
   processing: ['completed', 'failed'],
   failed: ['refunded'],
-  completed: ['refunded'],
+  // A corrected policy whose provider re-issues it later is being issued again (decision 0088).
+  completed: ['refunded', 'processing'],
   refunded: [],
   expired: [],
 };

@@ -8,6 +8,10 @@ import { paymentRefusal, type PayableOrder, type PaymentFacts, type PaymentRefus
  * test/wallet/equivalence.test.ts holds them to the same answers.
  */
 
+/** The three sub-wallets of a partner's wallet (decision 0011), in the order statements list them. */
+export const SUB_WALLETS = ['online', 'insurance', 'promo'] as const;
+export type SubWallet = (typeof SUB_WALLETS)[number];
+
 export const NO_WALLET = 'No wallet account linked to this partner';
 
 /** The most one operator credit adds: 10 000 000.00 MDL, in bani (decision 0048). */

@@ -11,6 +11,7 @@ import { inviteUser } from '../app/portal/invite-user.ts';
 import { PORTAL_ROLES } from '../app/portal/roles.ts';
 import type { Services } from '../app/services.ts';
 import { isoLocal } from '../domain/time.ts';
+import { SUB_WALLETS } from '../domain/wallet.ts';
 import { adminWalletRoutes } from './admin-wallet-routes.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { parseJsonBody } from './raw-body.ts';
@@ -32,6 +33,7 @@ import {
   OrderList,
   Partner,
   RetiredSecrets,
+  RenewalNoticeDays,
   WebhookEvents,
   WebhookUrl,
 } from './admin-schemas.ts';
@@ -104,6 +106,7 @@ export async function adminRoutes(
     // null: the service's RATE_LIMIT_PER_MINUTE.
     rate_limit_per_minute: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))),
     require_timestamped_signature: Type.Optional(Type.Boolean()),
+    renewal_notice_days: Type.Optional(RenewalNoticeDays),
   };
 
   app.post(
@@ -171,7 +174,7 @@ export async function adminRoutes(
   const credit = onPartner(
     doc('Credit a partner wallet', 'creditPartnerWallet'),
     {
-      wallet: Type.Union([Type.Literal('online'), Type.Literal('promo'), Type.Literal('insurance')]),
+      wallet: Type.Union(SUB_WALLETS.map((w) => Type.Literal(w))),
       amount: Type.Number(),
       reference: Type.String({ minLength: 1, maxLength: 200 }),
     },

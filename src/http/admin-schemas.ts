@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { CustomerData, PaymentData } from '../db/schema.ts';
-import { ORDER_STATUSES, WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
+import { ORDER_STATUSES, WEBHOOK_EVENT_TYPES } from '../domain/order-state.ts';
+import { SUB_WALLETS } from '../domain/wallet.ts';
 import { Nullable } from './typed.ts';
 
 /**
@@ -17,7 +18,7 @@ const freeForm = <T>(description: string) =>
 const Time = Type.String({ description: 'ISO-8601 with offset (Europe/Chisinau)' });
 const Mdl = Type.Number({ description: 'MDL' });
 const OrderStatus = oneOf(ORDER_STATUSES);
-const SubWallet = oneOf(['online', 'insurance', 'promo']);
+const SubWallet = oneOf(SUB_WALLETS);
 
 export const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 
@@ -34,9 +35,14 @@ export const pageOf = <Q extends { limit?: string }>(q: Q) => {
   return { ...rest, ...(limit ? { limit: Number(limit) } : {}) };
 };
 export const WebhookUrl = Nullable(Type.String({ minLength: 1, maxLength: 2000 }));
-export const WebhookEvents = Type.Array(oneOf(WEBHOOK_EVENT_STATUSES), {
+export const WebhookEvents = Type.Array(oneOf(WEBHOOK_EVENT_TYPES), {
   uniqueItems: true,
-  description: 'Statuses whose events the webhook receives; always includes "completed".',
+  description: 'Event types the webhook receives; always includes "completed".',
+});
+export const RenewalNoticeDays = Type.Integer({
+  minimum: 0,
+  maximum: 365,
+  description: 'Days before a policy’s last day that its expiring event is made; 0: none',
 });
 
 export const CreatedPartner = Type.Object(
@@ -46,6 +52,7 @@ export const CreatedPartner = Type.Object(
     name: Type.String(),
     webhook_url: WebhookUrl,
     webhook_events: WebhookEvents,
+    renewal_notice_days: RenewalNoticeDays,
     wallet: Type.Boolean(),
     require_timestamped_signature: Type.Boolean(),
   },
@@ -57,6 +64,7 @@ const partnerFields = {
   name: Type.String(),
   webhook_url: WebhookUrl,
   webhook_events: WebhookEvents,
+  renewal_notice_days: RenewalNoticeDays,
   wallet: Type.Boolean(),
   disabled: Type.Boolean(),
   margin_bp: Type.Integer(),
@@ -132,6 +140,9 @@ export const Refund = Type.Object(
     order_id: Type.String(),
     method: oneOf(['customer', 'wallet']),
     amount: Mdl,
+    fee: Type.Number({
+      description: 'Withheld from a partner’s cancellation, MDL; 0 for an operator’s refund',
+    }),
     currency: Type.String(),
     status: oneOf(['to_settle', 'settled']),
     reason: Type.String(),
@@ -155,6 +166,12 @@ export const OrderDetail = Type.Object(
     ),
     paid_at: Nullable(Time),
     completed_at: Nullable(Time),
+    corrected_at: Nullable(Time),
+    corrected_by: Nullable(
+      Type.String({
+        description: 'Who corrected the order (decision 0088): `partner:<id>` or a portal user',
+      }),
+    ),
     failure_reason: Nullable(
       Type.String({ description: 'Why a failed or refunded order is so, in a sentence for a person' }),
     ),
@@ -182,8 +199,8 @@ export const OrderDetail = Type.Object(
     webhook_events: Type.Array(
       Type.Object({
         id: Type.String(),
-        status: oneOf(WEBHOOK_EVENT_STATUSES),
-        state: oneOf(['waiting', 'pending', 'delivered', 'failed']),
+        status: oneOf(WEBHOOK_EVENT_TYPES),
+        state: oneOf(['waiting', 'pending', 'delivered', 'failed', 'not_subscribed']),
         attempts: Type.Integer(),
         created_at: Time,
         next_attempt_at: Nullable(Time),
@@ -193,9 +210,9 @@ export const OrderDetail = Type.Object(
     webhook_attempts: Type.Array(
       Type.Object({
         event_id: Nullable(Type.String()),
-        event: Nullable(oneOf(WEBHOOK_EVENT_STATUSES)),
+        event: Nullable(oneOf(WEBHOOK_EVENT_TYPES)),
         attempt: Nullable(Type.Integer({ description: 'null: an operator’s re-send' })),
-        trigger: oneOf(['completion', 'automatic', 'operator']),
+        trigger: oneOf(['completion', 'automatic', 'operator', 'partner']),
         url: Nullable(Type.String()),
         at: Time,
         http_status: Nullable(Type.Integer()),
@@ -272,6 +289,18 @@ export const Statement = Type.Object({
   opening: byWallet,
   closing: byWallet,
   entries: Type.Array(LedgerLine),
+  customer_refunds: Type.Array(
+    Type.Object({
+      at: Time,
+      order_id: Type.String(),
+      amount: Mdl,
+      fee: Mdl,
+      actor: Type.String(),
+    }),
+    {
+      description: 'Refunds of customer-paid orders, owed by the partner to its customers; not in the wallet',
+    },
+  ),
 });
 
 export const PartnerWallet = Type.Object(
@@ -303,7 +332,7 @@ export const AuditPage = Type.Object(
           description:
             'admin-token, an operator id (op_…), cli:<user>, system, portal:<partner id>:<email> for a partner’s portal user, or unauthenticated for a wrong operator token (role none)',
         }),
-        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant', 'none']),
+        role: oneOf(['admin', 'support', 'owner', 'developer', 'cashier', 'accountant', 'partner', 'none']),
         via: oneOf(['api', 'cli', 'console', 'system', 'portal']),
         action: Type.String({ description: 'e.g. partner.create, wallet.credit, order.refund' }),
         target: Nullable(Type.String({ description: 'The partner, order or operator acted on' })),

@@ -34,6 +34,7 @@ const STATUS: Record<Exclude<ErrorCode, 'product_rule' | 'vehicle_not_found'>, n
   not_found: 404,
   forbidden: 403,
   conflict: 409,
+  provider_refused: 502,
 };
 
 export const reasonBody = (statusCode: number, reason: string): ErrorBody => ({

@@ -138,6 +138,26 @@ const PARTNER_SUCCESS: Record<string, string> = {
   '/v1/confirm-order': 'The order, paid: issuance has started',
   '/v1/get-order': 'The order; once completed, its products with their policy PDFs',
   '/v1/pay-order-from-balance': 'The order, paid from the wallet: issuance has started',
+  '/v1/cancel-order':
+    'Without quote_id: the preview (the refund and a quote, or why not). With it: the refunded order',
+  '/v1/correct-order':
+    'Without quote_id: the preview (a quote, or why not). With it: the corrected order (vignette:eu: processing until re-issued)',
+  '/v1/list-events': 'The partner’s events of the last 30 days after the cursor, oldest first',
+  '/v1/resend-event': 'The event is queued to be sent again to the current webhook URL',
+};
+
+/** The 404 of each partner route that can answer one. */
+const PARTNER_NOT_FOUND: Record<string, string | undefined> = {
+  '/v1/get-offers': 'Vehicle not found',
+  '/v1/get-balance': undefined,
+  '/v1/list-events': undefined,
+  '/v1/resend-event': 'Event not found: no such event of this partner',
+};
+
+/** The partner routes that answer more than the idempotency conflict with 409, or 502 (decision 0088). */
+const AFTER_SALE: Record<string, string> = {
+  '/v1/cancel-order': 'Cancellation quote expired: preview again',
+  '/v1/correct-order': 'Correction quote expired: preview again',
 };
 
 /** The operator routes that can answer 409, and when. */
@@ -186,10 +206,13 @@ const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
   if (url.startsWith('/v1/')) {
     const idempotent = route.config?.idempotent === true;
     const wallet = url === '/v1/get-balance' || url === '/v1/pay-order-from-balance';
-    const success = (s.response as Node | undefined)?.[200] as Node;
+    const answers = s.response as Node | undefined;
+    const status = answers?.[202] ? 202 : 200;
+    const success = answers?.[status] as Node;
+    const notFound = url in PARTNER_NOT_FOUND ? PARTNER_NOT_FOUND[url] : 'Order not found';
     s.security = [{ [PARTNER_SCHEME]: [] }];
     s.response = {
-      200: { ...success, description: PARTNER_SUCCESS[url] ?? success.description },
+      [status]: { ...success, description: PARTNER_SUCCESS[url] ?? success.description },
       400: error(
         'A field failing the schema (named in `message`), a body that is not JSON or, on get-offers and the wallet, a product or wallet rule (the reason in `error`)',
       ),
@@ -201,25 +224,33 @@ const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
           ? 'The signature is invalid, the partner has no wallet, or balance spending is disabled'
           : 'The signature is invalid (wrong secret or partner id, body changed after signing) or the partner is disabled',
       ),
-      ...(url === '/v1/get-balance'
-        ? {}
-        : { 404: error(url === '/v1/get-offers' ? 'Vehicle not found' : 'Order not found') }),
+      ...(notFound ? { 404: error(notFound) } : {}),
       ...(idempotent
         ? {
             409: error(
-              'The Idempotency-Key was used with another body, or its first request is still running',
+              AFTER_SALE[url]
+                ? `\`${AFTER_SALE[url]}\` (the quote is unknown, expired, used, or the order changed since); \`Issuance in progress\`; or the Idempotency-Key was used with another body, or its first request is still running`
+                : 'The Idempotency-Key was used with another body, or its first request is still running',
             ),
           }
         : {}),
       413: error('The body is larger than 64 KiB'),
-      429: error('Over the partner’s requests a minute, or too many failed signatures from this address', {
-        headers: { 'retry-after': Type.Integer({ description: 'Seconds to wait' }) },
-      }),
+      429: error(
+        url === '/v1/resend-event'
+          ? 'Over the partner’s requests or 60 re-sends a minute, or too many failed signatures from this address'
+          : 'Over the partner’s requests a minute, or too many failed signatures from this address',
+        {
+          headers: { 'retry-after': Type.Integer({ description: 'Seconds to wait' }) },
+        },
+      ),
       500: error(
         url === '/v1/create-order' || url === '/v1/confirm-order'
           ? 'A product rule refused the order: `message` is `[API] <reason>`. Without `[API]`: an unexpected failure, with a request id'
           : 'An unexpected failure; `message` carries a request id',
       ),
+      ...(AFTER_SALE[url]
+        ? { 502: error('The provider refused to cancel or re-issue the policy; nothing changed') }
+        : {}),
     };
     if (idempotent) {
       s.headers = Type.Object({
@@ -371,6 +402,27 @@ export function withExamples<D extends object>(doc: D, today: string): D {
   const order = { summary: 'An order id from create-order', value: { id: 'IAI123456ABC' } };
   set('/v1/get-order', { order });
   set('/v1/pay-order-from-balance', { order });
+  set('/v1/cancel-order', {
+    preview: { summary: 'Preview: what cancelling refunds', value: { id: 'IAI123456ABC' } },
+    confirm: {
+      summary: 'Confirm with the preview’s quote',
+      value: { id: 'IAI123456ABC', quote_id: 'cq_0123456789abcdef0123456789abcdef' },
+    },
+  });
+  set('/v1/correct-order', {
+    preview: {
+      summary: 'Preview a corrected plate',
+      value: { id: 'MDV123456ABC', changes: { plate_number: 'B CD 5678' } },
+    },
+    confirm: {
+      summary: 'Confirm with the preview’s quote and the same changes',
+      value: {
+        id: 'MDV123456ABC',
+        changes: { plate_number: 'B CD 5678' },
+        quote_id: 'xq_0123456789abcdef0123456789abcdef',
+      },
+    },
+  });
   set('/v1/get-balance', { balance: { summary: 'An empty object', value: {} } });
   set('/v1/confirm-order', {
     payment: {

@@ -74,6 +74,7 @@ export async function opsRoutes(
     const doc = await policyDocument(svc, req.params.name);
     if (!doc) return sendError(reply, reasonBody(404, 'Document not found'));
     if (doc.refunded) return sendError(reply, reasonBody(410, 'Policy cancelled: the order was refunded'));
+    if (doc.replaced) return sendError(reply, reasonBody(410, 'Policy replaced: the order was corrected'));
     return reply
       .type('application/pdf')
       .header('content-disposition', `inline; filename="${req.params.name.slice(0, 8)}.pdf"`)

@@ -52,6 +52,8 @@ export function statusOf(e: DomainError): number {
       return 403;
     case 'conflict':
       return 409;
+    case 'provider_refused':
+      return 502;
     default:
       return 400;
   }

@@ -16,12 +16,15 @@ import { reasonBody, sendError } from './errors.ts';
 import { parseBody } from './raw-body.ts';
 
 const AUTHENTICATED = Symbol('authenticated partner');
+/** Set for a timestamped request whose signature this process saw within its window: a replay. */
+export const REPLAYED = Symbol('replayed signature');
 const EMPTY = Buffer.alloc(0);
 
 declare module 'fastify' {
   interface FastifyRequest {
     partner: PartnerWithSecrets;
     [AUTHENTICATED]: PartnerWithSecrets | null;
+    [REPLAYED]: string | null;
   }
 }
 
@@ -46,6 +49,29 @@ const PARTNER_ID = /^[a-z0-9][a-z0-9_-]{1,63}$/;
  * takes as long to refuse as a known partner's wrong one (decision 0046).
  */
 const DUMMY_SECRETS = [randomBytes(32).toString('hex')];
+
+/**
+ * The timestamped signatures accepted lately (decision 0086), so that a capture replayed within its
+ * window is counted apart from the partner's own requests and cannot use up its rate limit. A
+ * signature is remembered for twice the tolerance (a `t` may be that far from another); at most
+ * `max` are kept, the oldest forgotten first, so memory stays bounded whatever the traffic.
+ */
+export class RecentSignatures {
+  readonly #seen = new Map<string, number>();
+  readonly #max: number;
+  constructor(max = 200_000) {
+    this.#max = max;
+  }
+  /** Whether `key` was seen within the window; remembered from now either way. */
+  seen(key: string, now = Date.now()): boolean {
+    const until = this.#seen.get(key);
+    const replay = until !== undefined && until > now;
+    if (until !== undefined) this.#seen.delete(key);
+    this.#seen.set(key, now + 2 * TIMESTAMP_TOLERANCE_SECONDS * 1000);
+    if (this.#seen.size > this.#max) this.#seen.delete(this.#seen.keys().next().value!);
+    return replay;
+  }
+}
 
 /** What the headers say: the partner, and what the signature covers beside the body. */
 interface Claim {
@@ -76,6 +102,8 @@ export function installPartnerAuth(
   // Set by the signature check before any handler runs; reading it earlier is a bug, said at once.
   // A slot on the request (every request has it, so its shape stays one), not a WeakMap entry.
   app.decorateRequest(AUTHENTICATED, null);
+  app.decorateRequest(REPLAYED, null);
+  const recent = new RecentSignatures();
   app.decorateRequest('partner', {
     getter(this: FastifyRequest) {
       const partner = this[AUTHENTICATED];
@@ -150,6 +178,11 @@ export function installPartnerAuth(
       return refuse(request, reply, TIMESTAMPED_REQUIRED);
     }
     request.partner = partner;
+    if (claim.prefix !== undefined) {
+      // The first 16 bytes of an HMAC-SHA512 name it well enough.
+      const key = claim.signature.toString('base64url', 0, 16);
+      if (recent.seen(key)) request[REPLAYED] = key;
+    }
     return parseBody(request, reply);
   };
 

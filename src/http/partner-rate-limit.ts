@@ -1,6 +1,7 @@
 import fastifyRateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import type { SharedWindowCounter } from '../app/rate-limit-store.ts';
+import { REPLAYED } from './partner-auth.ts';
 
 const MINUTE = 60_000;
 
@@ -32,7 +33,10 @@ export function installPartnerRateLimit(
         return this;
       }
     },
-    keyGenerator: (req) => `partner:${req.partner.id}`,
+    // A replayed timestamped request is counted under its signature, not against the partner
+    // (decision 0086): a capture sent again and again cannot use up the partner's limit.
+    keyGenerator: (req) =>
+      req[REPLAYED] === null ? `partner:${req.partner.id}` : `replay:${req.partner.id}:${req[REPLAYED]}`,
     max: (req) => req.partner.rate_limit_per_minute ?? defaultPerMinute,
     // Only a refusal carries the limit's headers: an answer within the limit carries none.
     addHeadersOnExceeding: {

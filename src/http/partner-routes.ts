@@ -7,10 +7,13 @@ import type { Services } from '../app/services.ts';
 import { installIdempotency } from './idempotency.ts';
 import { installPartnerAuth } from './partner-auth.ts';
 import { installPartnerRateLimit } from './partner-rate-limit.ts';
+import { eventRoutes } from './event-routes.ts';
 import { compileJsonWriter } from './json-writer.ts';
 import { partnerDoc as doc, quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
 import type { App } from './typed.ts';
 import { walletRoutes } from './wallet-routes.ts';
+import { afterSaleRoutes } from './after-sale-routes.ts';
+import { refuseWebhookFields } from './webhook-fields.ts';
 
 /** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
 export async function partnerRoutes(app: App, svc: Services, counter: SharedWindowCounter): Promise<void> {
@@ -52,8 +55,13 @@ export async function partnerRoutes(app: App, svc: Services, counter: SharedWind
   );
   app.post(
     '/v1/get-order',
-    { schema: { ...doc('Read an order', 'getOrder'), ...routes.getOrder } },
+    {
+      schema: { ...doc('Read an order', 'getOrder'), ...routes.getOrder },
+      preValidation: refuseWebhookFields,
+    },
     async (req) => getOrder(svc, req.partner, req.body.id),
   );
   await walletRoutes(app, svc);
+  await afterSaleRoutes(app, svc);
+  await eventRoutes(app, svc, counter);
 }

@@ -114,6 +114,18 @@ export const Order = Type.Object(
     failure_reason: Type.Optional(
       Type.String({ description: 'Only on a failed or refunded order: why, in a sentence for a person' }),
     ),
+    refund: Type.Optional(
+      Type.Object(
+        {
+          amount: Type.Number({ description: 'MDL returned (to the wallet) or owed to the customer' }),
+          fee: Type.Number({ description: 'MDL withheld by a cancellation’s rule; 0 otherwise' }),
+          currency: Type.String(),
+          to: Type.Union([Type.Literal('wallet'), Type.Literal('customer')]),
+          at: Type.String({ description: 'ISO-8601 with offset: when the order was refunded' }),
+        },
+        { description: 'Only on a refunded order: what was refunded, to whom, when' },
+      ),
+    ),
   },
   { $id: 'Order' },
 );

@@ -12,21 +12,31 @@ const BAD = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc
 
 export const BAD_TEXT = 'must not contain U+0000 or an unpaired surrogate';
 
-/** The path (`body/customer/name`) of the first string holding a bad character, or undefined. */
-export function findBadText(value: unknown, at: string, depth = 0): string | undefined {
-  if (typeof value === 'string') return BAD.test(value) ? at : undefined;
-  if (value === null || typeof value !== 'object' || depth > 64) return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findBadText(value[i], `${at}/${i}`, depth + 1);
-      if (found) return found;
+/**
+ * The path (`body/customer/name`) of the first string or key holding a bad character, or undefined.
+ * Walked with a stack of its own, at any depth: a recursion stopped at some depth let a NUL nested
+ * deeper through (decision 0003), and one without a stop would overflow on a 64 KiB body of `[[[…`.
+ */
+export function findBadText(value: unknown, at: string): string | undefined {
+  const stack: [unknown, string][] = [[value, at]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (BAD.test(v)) return path;
+      continue;
     }
-    return undefined;
-  }
-  for (const [key, v] of Object.entries(value)) {
-    if (BAD.test(key)) return `${at}/${key.replace(BAD, '?')}`;
-    const found = findBadText(v, `${at}/${key}`, depth + 1);
-    if (found) return found;
+    if (v === null || typeof v !== 'object') continue;
+    // Pushed last first, so the first bad one in document order is found first.
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}/${i}`]);
+      continue;
+    }
+    const entries = Object.entries(v);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      if (BAD.test(key)) stack.push([key, `${path}/${key.replace(new RegExp(BAD.source, 'g'), '?')}`]);
+      else stack.push([child, `${path}/${key}`]);
+    }
   }
   return undefined;
 }

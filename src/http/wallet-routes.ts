@@ -4,6 +4,7 @@ import { payFromWallet } from '../app/pay-from-wallet.ts';
 import type { Services } from '../app/services.ts';
 import { Order, partnerDoc as doc } from './schemas.ts';
 import { errorResponses as errors, type App } from './typed.ts';
+import { refuseWebhookFields } from './webhook-fields.ts';
 
 export const Balance = Type.Object(
   {
@@ -34,7 +35,10 @@ export const walletSchemas = {
 export async function walletRoutes(app: App, svc: Services): Promise<void> {
   app.post(
     '/v1/get-balance',
-    { schema: { ...doc('Read the prepaid wallet balance', 'getBalance'), ...walletSchemas.getBalance } },
+    {
+      schema: { ...doc('Read the prepaid wallet balance', 'getBalance'), ...walletSchemas.getBalance },
+      preValidation: refuseWebhookFields,
+    },
     async (req) => getBalance(svc, req.partner),
   );
   app.post(
@@ -45,6 +49,7 @@ export async function walletRoutes(app: App, svc: Services): Promise<void> {
         ...walletSchemas.payOrderFromBalance,
       },
       config: { idempotent: true },
+      preValidation: refuseWebhookFields,
     },
     async (req) => payFromWallet(svc, req.partner, req.body.id),
   );

@@ -20,6 +20,10 @@ export const QUEUES: Record<
   // went away) or whose process died mid-attempt (expired after 60 s): at least once, never lost.
   'deliver-webhook': { retryLimit: 30, retryDelay: 10, expireInSeconds: 60 },
   'expire-drafts': { retryLimit: 0, retryDelay: 0, expireInSeconds: 300 },
+  // Scheduled, each run picking up where the last left off (decisions 0091, 0092): a failed run
+  // needs no retry, the next one does its work.
+  'renewal-notices': { retryLimit: 0, retryDelay: 0, expireInSeconds: 900 },
+  'purge-events': { retryLimit: 0, retryDelay: 0, expireInSeconds: 900 },
 };
 
 /**

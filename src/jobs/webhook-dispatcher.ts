@@ -2,6 +2,12 @@ import type { Job, PgBoss } from 'pg-boss';
 import { isDatabaseUnavailable } from '../db/availability.ts';
 import type { Logger } from 'pino';
 
+/** A deliver-webhook job: an automatic attempt of the event, or a re-send its partner asked for. */
+export interface DeliveryJob {
+  eventId: string;
+  resend?: boolean;
+}
+
 export interface DispatcherOptions {
   /** Deliveries in flight on this instance. */
   maxInFlight: number;
@@ -34,14 +40,14 @@ export class WebhookDispatcher {
 
   private readonly boss: PgBoss;
   private readonly queue: string;
-  private readonly run: (job: Job<{ eventId: string }>) => Promise<unknown>;
+  private readonly run: (job: Job<DeliveryJob>) => Promise<unknown>;
   private readonly log: Logger;
   private readonly opts: DispatcherOptions;
 
   constructor(
     boss: PgBoss,
     queue: string,
-    run: (job: Job<{ eventId: string }>) => Promise<unknown>,
+    run: (job: Job<DeliveryJob>) => Promise<unknown>,
     log: Logger,
     opts: DispatcherOptions,
   ) {
@@ -81,9 +87,9 @@ export class WebhookDispatcher {
     const free = this.opts.maxInFlight - this.inFlight;
     if (free <= 0) return; // a settling job polls again
     this.fetching = true;
-    let jobs: Job<{ eventId: string }>[] = [];
+    let jobs: Job<DeliveryJob>[] = [];
     try {
-      jobs = await this.boss.fetch<{ eventId: string }>(this.queue, {
+      jobs = await this.boss.fetch<DeliveryJob>(this.queue, {
         batchSize: free,
         groupConcurrency: this.opts.perPartner,
       });
@@ -104,7 +110,7 @@ export class WebhookDispatcher {
     else this.timer = setTimeout(() => void this.poll(), this.opts.pollingIntervalMs);
   }
 
-  private begin(job: Job<{ eventId: string }>): void {
+  private begin(job: Job<DeliveryJob>): void {
     this.inFlight++;
     const done: Promise<void> = this.run(job)
       .then(

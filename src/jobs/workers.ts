@@ -1,6 +1,8 @@
 import type { Job, JobResult, PgBoss } from 'pg-boss';
-import { deliverEvent, emitLegacyCompletion } from '../app/deliver-webhook.ts';
+import { deliverEvent, emitLegacyCompletion, redeliverEvent } from '../app/deliver-webhook.ts';
 import { expireDrafts } from '../app/expire-drafts.ts';
+import { purgeOldEvents } from '../app/partner-events.ts';
+import { sendRenewalNotices } from '../app/renewal-notices.ts';
 import { forgetExpiredKeys } from '../app/idempotency.ts';
 import { issueOrder } from '../app/issue-order.ts';
 import type { WebhookAttempts } from '../app/ops-counters.ts';
@@ -71,9 +73,11 @@ export async function startWorkers(
     'deliver-webhook',
     async (job) => {
       try {
-        const result = job.data.eventId
-          ? await deliverEvent(svc, job.data.eventId)
-          : await emitLegacyCompletion(svc, (job.data as { orderId?: string }).orderId);
+        const result = !job.data.eventId
+          ? await emitLegacyCompletion(svc, (job.data as { orderId?: string }).orderId)
+          : job.data.resend
+            ? await redeliverEvent(svc, job.data.eventId)
+            : await deliverEvent(svc, job.data.eventId);
         // Undefined: nothing was attempted (the event was settled already).
         if (result) attempts?.add(result.delivered ? 'delivered' : 'failed');
         return result;
@@ -97,6 +101,18 @@ export async function startWorkers(
     await forgetExpiredKeys(svc);
   });
   await boss.schedule('expire-drafts', '* * * * *');
+  // pg-boss keeps schedules in the database and makes one job a minute for all instances together:
+  // the notices survive restarts and run once however many instances there are (decision 0092).
+  await boss.work('renewal-notices', { pollingIntervalSeconds: 10 }, async () => {
+    const n = await sendRenewalNotices(svc);
+    if (n > 0) svc.log.info({ notices: n }, 'renewal notices made');
+  });
+  await boss.schedule('renewal-notices', '* * * * *');
+  await boss.work('purge-events', { pollingIntervalSeconds: 30 }, async () => {
+    const n = await purgeOldEvents(svc);
+    if (n > 0) svc.log.info({ events: n }, 'events past their retention removed');
+  });
+  await boss.schedule('purge-events', '17 * * * *');
   const reconciler =
     opts.reconcileIntervalSeconds === undefined
       ? undefined

@@ -2,11 +2,12 @@ import { Type } from '@sinclair/typebox';
 import { readDevelopers } from '../app/portal/read-developers.ts';
 import { retireSecret } from '../app/portal/retire-secret.ts';
 import { rotateSecret } from '../app/portal/rotate-secret.ts';
+import { resendPortalEvent, saveRenewalNotice } from '../app/portal/partner-events.ts';
 import { saveWebhook } from '../app/portal/save-webhook.ts';
 import { setTimestampedSignatures } from '../app/portal/signature-form.ts';
 import { sendTestEvent } from '../app/portal/send-test-event.ts';
 import type { Services } from '../app/services.ts';
-import { WEBHOOK_EVENT_STATUSES } from '../domain/order-state.ts';
+import { WEBHOOK_EVENT_TYPES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { say } from './reasons.ts';
 import { showPage, Text, tOf, unlessRefused, userOf, type Render } from './web.ts';
@@ -25,7 +26,7 @@ export async function developerPages(app: App, svc: Services, render: Render): P
       title: tOf(req)('dev.title'),
       current: 'developers',
       dev,
-      events: WEBHOOK_EVENT_STATUSES,
+      events: WEBHOOK_EVENT_TYPES,
       webhook: { url: dev.webhook_url ?? '', events: dev.webhook_events as readonly string[] },
     };
   });
@@ -98,6 +99,36 @@ export async function developerPages(app: App, svc: Services, render: Render): P
           show(req, reply, { webhookError: say(tOf(req), r.message), webhook: { url, events } }, r.status),
       );
     },
+  );
+
+  app.post(
+    '/developers/renewals',
+    {
+      schema: {
+        body: Type.Object({ ...Csrf, renewal_notice_days: Type.String({ pattern: '^[0-9]{1,3}$' }) }),
+      },
+    },
+    async (req, reply) =>
+      unlessRefused(
+        async () => {
+          await saveRenewalNotice(svc, userOf(req), Number(req.body.renewal_notice_days));
+          return reply.redirect('/portal/developers?done=renewals-saved#renewals', 303);
+        },
+        (r) => show(req, reply, { error: r.message }, r.status),
+      ),
+  );
+
+  app.post(
+    '/developers/events/resend',
+    { schema: { body: Type.Object({ ...Csrf, id: Type.String({ minLength: 1, maxLength: 64 }) }) } },
+    async (req, reply) =>
+      unlessRefused(
+        async () => {
+          await resendPortalEvent(svc, userOf(req), req.body.id);
+          return reply.redirect('/portal/developers?done=event-queued#events', 303);
+        },
+        (r) => show(req, reply, { error: r.message }, r.status),
+      ),
   );
 
   // The attempt's outcome is shown on this answer (it is not one of the order deliveries below).

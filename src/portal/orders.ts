@@ -1,4 +1,11 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  portalConfirmCancel,
+  portalConfirmCorrect,
+  portalPreviewCancel,
+  portalPreviewCorrect,
+} from '../app/portal/after-sale.ts';
 import { downloadPolicy } from '../app/portal/download-policy.ts';
 import { findOrders } from '../app/portal/find-orders.ts';
 import { readOrder } from '../app/portal/read-order.ts';
@@ -7,8 +14,10 @@ import type { Services } from '../app/services.ts';
 import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
+import { DEFAULT_LANGUAGE, translator } from './i18n.ts';
 import {
   fromHtmx,
+  given,
   givenFields,
   Id,
   listPage,
@@ -28,6 +37,7 @@ const ListQuery = Type.Object({
   product: Text(40),
   from: Text(10),
   to: Text(10),
+  expiring: Text(10),
   cursor: Text(),
 });
 const PAGE = 25;
@@ -35,7 +45,8 @@ const PAGE = 25;
 /** Orders: search and filters with paging; an order's page with its history, policies and webhooks. */
 export async function orderPages(app: App, svc: Services, render: Render): Promise<void> {
   app.get('/orders', { schema: { querystring: ListQuery } }, async (req, reply) => {
-    const filters = givenFields(req.query, ['q', 'status', 'product', 'from', 'to']);
+    const filters = givenFields(req.query, ['q', 'status', 'product', 'from', 'to', 'expiring']);
+    const { expiring, ...rest } = filters;
     return listPage(req, reply, render, {
       view: 'orders',
       filters,
@@ -47,7 +58,8 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
         products: PRODUCTS,
       },
       rows: 'orders',
-      load: (page) => findOrders(svc, userOf(req), { ...filters, limit: PAGE, ...page }),
+      load: (page) =>
+        findOrders(svc, userOf(req), { ...rest, expiring: expiring === 'true', limit: PAGE, ...page }),
     });
   });
 
@@ -87,6 +99,79 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
         .type('application/pdf')
         .header('content-disposition', `attachment; filename="${got.fileName}"`)
         .send(Buffer.from(got.pdf));
+    },
+  );
+
+  // Cancel policy and Correct (decision 0088): the first press previews on the order's page, the
+  // confirmation carries the preview's quote; a refusal shows on the page, above the buttons.
+  const done = (reply: FastifyReply, id: string, what: string) =>
+    reply.redirect(`/portal/orders/${encodeURIComponent(id)}?done=${what}`, 303);
+  const onPage =
+    (req: FastifyRequest, reply: FastifyReply, id: string) => (r: { message: string; status: number }) =>
+      unlessRefused(
+        () => showOrder(req, reply, id, { error: r.message }, r.status),
+        () => render(req, reply, 'error', { title: 'Refused', message: r.message }, r.status),
+      );
+
+  app.post(
+    '/orders/:id/cancel',
+    { schema: { params: Id, body: Type.Object({ _csrf: Text(), quote_id: Text(100) }) } },
+    async (req, reply) => {
+      const id = req.params.id;
+      const quote = given(req.body.quote_id);
+      return unlessRefused(
+        async () => {
+          if (quote) {
+            await portalConfirmCancel(svc, userOf(req), id, quote);
+            return done(reply, id, 'cancelled');
+          }
+          const cancelPreview = await portalPreviewCancel(svc, userOf(req), id);
+          return showOrder(req, reply, id, { cancelPreview });
+        },
+        onPage(req, reply, id),
+      );
+    },
+  );
+
+  app.post(
+    '/orders/:id/correct',
+    {
+      schema: {
+        params: Id,
+        body: Type.Object({
+          _csrf: Text(),
+          quote_id: Text(100),
+          plate_number: Text(20),
+          start_date: Text(10),
+        }),
+      },
+    },
+    async (req, reply) => {
+      const id = req.params.id;
+      const quote = given(req.body.quote_id);
+      const plate = given(req.body.plate_number?.trim());
+      const start = given(req.body.start_date);
+      const changes = { ...(plate ? { plate_number: plate } : {}), ...(start ? { start_date: start } : {}) };
+      return unlessRefused(
+        async () => {
+          if (!plate && !start) {
+            return showOrder(
+              req,
+              reply,
+              id,
+              { error: translator(req.portalLanguage ?? DEFAULT_LANGUAGE)('order.afterSale.nothingGiven') },
+              400,
+            );
+          }
+          if (quote) {
+            await portalConfirmCorrect(svc, userOf(req), id, changes, quote);
+            return done(reply, id, 'corrected');
+          }
+          const correctPreview = await portalPreviewCorrect(svc, userOf(req), id, changes);
+          return showOrder(req, reply, id, { correctPreview, changes });
+        },
+        onPage(req, reply, id),
+      );
     },
   );
 

@@ -241,7 +241,15 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
         async (req, reply) =>
           unlessRefused(
             async () => {
-              const opened = await acceptInvitation(svc, req.params.token, req.body.password ?? '');
+              const opened = await acceptInvitation(svc, {
+                token: req.params.token,
+                password: req.body.password ?? '',
+                address: req.ip,
+              });
+              if (!opened.ok) {
+                reply.header('retry-after', opened.retryAfterSeconds);
+                return refuse(req, reply, 429, opened.message);
+              }
               reply.setCookie(COOKIE, opened.sessionId, cookieOptions(req));
               req.portalSession = opened.session;
               return reply.redirect(home(req), 303);

@@ -37,6 +37,10 @@ export const NOTICES: ReadonlyMap<string, string> = new Map(
     'paid',
     'payment-recorded',
     'language-saved',
+    'cancelled',
+    'corrected',
+    'renewals-saved',
+    'event-queued',
   ].map((done) => [done, `notice.${done}`]),
 );
 

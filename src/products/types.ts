@@ -28,6 +28,8 @@ export interface ProductContext {
   customer?: CustomerData;
   common: CommonCatalogue;
   providers: Providers;
+  /** Set while a completed order is priced again for its correction (decision 0088). */
+  correcting?: string;
 }
 
 /** A validated, priced product of a draft order; stored as an order_items row. */
@@ -116,10 +118,22 @@ export interface ProductModule<
    * sales desk shows them as lists (docs/decisions/0060-sales-desk-forms-from-schemas.md).
    */
   choices?(cat: Cat): Record<string, readonly Choice[]>;
+  /**
+   * A correction after the sale (correct-order, decision 0088): the create-order request that priced
+   * the item, with the corrected fields in it, for `price` to price again; or why this item cannot
+   * take them (a plate the registry gave, not the partner). Absent: the product is not corrected.
+   */
+  correct?(item: StoredItem<Details>, changes: Correction): { request: Static<Order> } | { refused: string };
   /** What the provider is asked to cover for a paid item; issuance buys it, then calls `issue`. */
   cover(item: StoredItem<Details>): Cover;
   /** The issued product from the provider's receipt: its wire fields (without `product`) and its document. */
   issue(ctx: ProductContext, cat: Cat, item: StoredItem<Details>, receipt: IssueReceipt): IssuedItem;
+}
+
+/** The fields a partner may correct after the sale; `plate_number` names the product's plate field. */
+export interface Correction {
+  plate_number?: string;
+  start_date?: string;
 }
 
 /** A product's catalogue file under catalogue/: its code, a `:` written `-` (vignette:eu → vignette-eu.json). */

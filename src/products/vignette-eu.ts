@@ -234,6 +234,8 @@ const issuedFields = {
 };
 
 interface EuDetails extends Reference {
+  /** The request as priced (absent from orders made before corrections existed). */
+  request?: EuOrder;
   country: string;
   validity: string;
   duration: number;
@@ -307,6 +309,7 @@ export const vignetteEu = defineProduct<EuDetails>()('vignette:eu', CatalogueSch
     }
     requireStartDate(item.start_date, ctx.today, cat.max_interval);
     const details: EuDetails = {
+      request: item,
       country: c.code,
       validity: o.id,
       duration: o.duration,
@@ -324,6 +327,24 @@ export const vignetteEu = defineProduct<EuDetails>()('vignette:eu', CatalogueSch
       startDate: item.start_date,
       endDate: endDateForDays(item.start_date, o.duration),
       details,
+    };
+  },
+
+  correct({ details: { request } }, changes) {
+    if (!request) return { refused: 'This order was sold before corrections were possible' };
+    if (changes.plate_number !== undefined && !request.foreign_vehicle) {
+      return {
+        refused: 'The plate comes from the vehicle registry: only a plate the partner typed can be corrected',
+      };
+    }
+    return {
+      request: {
+        ...request,
+        ...(changes.start_date !== undefined ? { start_date: changes.start_date } : {}),
+        ...(changes.plate_number !== undefined && request.foreign_vehicle
+          ? { foreign_vehicle: { ...request.foreign_vehicle, plate_number: changes.plate_number } }
+          : {}),
+      },
     };
   },
 

@@ -196,6 +196,14 @@ export const vignetteMd = defineProduct<MdDetails>()('vignette:md', CatalogueSch
     };
   },
 
+  correct: ({ details: { request } }, changes) => ({
+    request: {
+      ...request,
+      ...(changes.start_date !== undefined ? { start_date: changes.start_date } : {}),
+      ...(changes.plate_number !== undefined ? { registration_number: changes.plate_number } : {}),
+    },
+  }),
+
   cover: ({ details: d }) => ({ plate: d.registration_number, vin: d.vin }),
 
   issue(_ctx, cat, row, receipt) {

@@ -212,6 +212,7 @@ async function assess(ctx: ProductContext, cat: RoCatalogue, req: QuoteRequest |
     const active = await ctx.providers.roVignettes.findActive({
       country: vehicle.country,
       today: ctx.today,
+      ...(ctx.correcting ? { exceptOrder: ctx.correcting } : {}),
       ...(vehicle.plate ? { plate: vehicle.plate } : {}),
       ...(vehicle.vin ? { vin: vehicle.vin } : {}),
     });
@@ -329,6 +330,23 @@ export const vignetteRo = defineProduct<Details>()('vignette:ro', CatalogueSchem
     return ctx.now >= change
       ? { from: change, until: Infinity, reason: TARIFF_CHANGED }
       : { from: -Infinity, until: change, reason: TARIFF_CHANGED };
+  },
+
+  correct({ details: { request } }, changes) {
+    if (changes.plate_number !== undefined && !request.foreign_vehicle) {
+      return {
+        refused: 'The plate comes from the vehicle registry: only a plate the partner typed can be corrected',
+      };
+    }
+    return {
+      request: {
+        ...request,
+        ...(changes.start_date !== undefined ? { start_date: changes.start_date } : {}),
+        ...(changes.plate_number !== undefined && request.foreign_vehicle
+          ? { foreign_vehicle: { ...request.foreign_vehicle, plate_number: changes.plate_number } }
+          : {}),
+      },
+    };
   },
 
   cover: ({ details: { vehicle: v } }) => ({

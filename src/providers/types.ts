@@ -55,8 +55,34 @@ export interface IssueReceipt {
   series: string;
 }
 
+/** A policy the provider issued, to cancel: what it was issued for and the provider's number. */
+export interface CancelRequest {
+  product: string;
+  orderId: string;
+  idx: number;
+  transactionId?: string;
+  vehicle?: string;
+  plate?: string;
+  vin?: string;
+}
+
+/** A provider refused to cancel a policy: nothing was cancelled. */
+export class CancellationRefused extends Error {
+  override name = 'CancellationRefused';
+}
+
 export interface Issuer {
   issue(req: IssueRequest): Promise<IssueReceipt>;
+  /**
+   * Cancels an issued policy; rejects with CancellationRefused when the provider will not. Asking
+   * again for a policy already cancelled succeeds (a retried request).
+   */
+  cancel(req: CancelRequest): Promise<void>;
+  /**
+   * Issues a policy again with corrected fields (`revision` counts the corrections, from 1): the
+   * provider's new numbers replace the old policy, which it voids. Rejects with ProviderRejection.
+   */
+  reissue(req: IssueRequest & { revision: number; transactionId?: string }): Promise<IssueReceipt>;
 }
 
 /** An RO vignette in the Romanian registry, valid on the day asked about or later. */
@@ -76,6 +102,8 @@ export interface RoVignetteRegistry {
     plate?: string;
     vin?: string;
     today: string;
+    /** The order whose vignette is being corrected: its own vignette is not in the way. */
+    exceptOrder?: string;
   }): Promise<ActiveRoVignette | null>;
 }
 

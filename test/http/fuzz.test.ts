@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signatureHeader } from '../../src/signature.ts';
+import { timestampedSignatureHeader } from '../../src/signature.ts';
 import { payment, rcaItem, startHarness, type Harness } from '../support/harness.ts';
 import { guideExamples } from '../support/readme.ts';
 
@@ -257,7 +257,12 @@ describe(`a seeded fuzz of every /v1 and /admin route (seed ${SEED})`, () => {
       if (contentType) headers['content-type'] = contentType;
       if (route.partner) {
         if (r() < 0.95)
-          headers['x-hmac-signature'] = signatureHeader(h.demo.id, h.demo.secret, payload ?? '');
+          headers['x-polita-signature'] = timestampedSignatureHeader(
+            h.demo.id,
+            h.demo.secret,
+            url.slice('/v1/'.length),
+            payload ?? '',
+          );
       } else if (r() < 0.97) headers.authorization = `Bearer ${h.adminToken}`;
       const res = await h.service.app.inject({
         method: route.method,

@@ -1,7 +1,7 @@
 import fastJson from 'fast-json-stringify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteResponseOf, sharedSchemas } from '../../src/http/schemas.ts';
-import { signatureHeader } from '../../src/signature.ts';
+import { timestampedSignatureHeader } from '../../src/signature.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { guideExamples } from '../support/readme.ts';
 
@@ -29,7 +29,7 @@ describe('get-offers answers', () => {
       url: '/v1/get-offers',
       headers: {
         'content-type': 'application/json',
-        'x-hmac-signature': signatureHeader(h.demo.id, h.demo.secret, payload),
+        'x-polita-signature': timestampedSignatureHeader(h.demo.id, h.demo.secret, 'get-offers', payload),
       },
       payload,
     });

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signatureHeader } from '../../src/signature.ts';
+import { timestampedSignatureHeader } from '../../src/signature.ts';
 import { payment, RCA_QUOTE, rcaItem, startHarness, type Creds, type Harness } from '../support/harness.ts';
 
 let h: Harness;
@@ -20,7 +20,7 @@ const send = (endpoint: string, body: unknown, key: string | undefined, creds: C
     url: `/v1/${endpoint}`,
     headers: {
       'content-type': 'application/json',
-      'x-hmac-signature': signatureHeader(creds.id, creds.secret, payload),
+      'x-polita-signature': timestampedSignatureHeader(creds.id, creds.secret, endpoint, payload),
       ...(key !== undefined ? { 'idempotency-key': key } : {}),
     },
     payload,

@@ -97,7 +97,7 @@ describe('a value outside a choice', () => {
       reference: 'r',
     });
     expect(res.status).toBe(400);
-    expect(res.body.message).toBe('body/wallet must be one of: online, promo, insurance');
+    expect(res.body.message).toBe('body/wallet must be one of: online, insurance, promo');
     const quote = await h.call('get-offers', { ...RCA_QUOTE, duration: 17 });
     expect(quote.status).toBe(400);
     expect(quote.body.message).toMatch(/^body\/duration must be one of: (\d+, )*\d+$/);

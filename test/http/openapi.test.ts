@@ -197,7 +197,10 @@ describe('/docs', () => {
       headers: { 'content-type': 'application/json', ...request.headers },
       payload: body,
     });
-    expect(res.statusCode).toBe(200);
+    // The demo partner requires timestamped signatures (decision 0084): a right X-Hmac-Signature
+    // alone gets the 401 that only a correct HMAC reaches.
+    if (form === 'spec') expect(res.json()).toMatchObject({ message: 'Timestamped signature required' });
+    else expect(res.statusCode).toBe(200);
     // Operator calls are left to the page's Authorize (bearer token).
     const admin = await sign({ url: 'http://polita.test/admin/settings', headers: {} });
     expect(admin.headers).toEqual({});

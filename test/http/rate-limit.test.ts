@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SharedWindowCounter } from '../../src/app/rate-limit-store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startService, type Service } from '../../src/service.ts';
-import { signatureHeader } from '../../src/signature.ts';
+import { timestampedSignatureHeader } from '../../src/signature.ts';
 import { testDatabaseUrl } from '../support/database.ts';
 import type { Creds } from '../support/harness.ts';
 
@@ -32,6 +32,15 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/**
+ * A `t` a second earlier at each call (from 200 s ahead, within the window while the file runs):
+ * every request signed anew, as a partner's are (a signature seen again is a replay, counted apart:
+ * decision 0086).
+ */
+const base = Math.floor(Date.now() / 1000) + 200;
+let tick = 0;
+const freshT = () => base - tick++;
+
 const call = (s: Service, creds: Creds, opts: { address?: string; badSignature?: boolean } = {}) =>
   s.app.inject({
     method: 'POST',
@@ -39,9 +48,17 @@ const call = (s: Service, creds: Creds, opts: { address?: string; badSignature?:
     remoteAddress: opts.address ?? '127.0.0.1',
     headers: {
       'content-type': 'application/json',
-      'x-hmac-signature': opts.badSignature
-        ? `${creds.id}:${'0'.repeat(128)}`
-        : signatureHeader(creds.id, creds.secret, '{}'),
+      ...(opts.badSignature
+        ? { 'x-hmac-signature': `${creds.id}:${'0'.repeat(128)}` }
+        : {
+            'x-polita-signature': timestampedSignatureHeader(
+              creds.id,
+              creds.secret,
+              'get-balance',
+              '{}',
+              freshT(),
+            ),
+          }),
     },
     payload: '{}',
   });
@@ -130,7 +147,7 @@ describe('the per-partner rate limit', () => {
       remoteAddress: address,
       headers: {
         'content-type': 'application/json',
-        'x-hmac-signature': signatureHeader(p.id, p.secret, '{"id":5}'),
+        'x-polita-signature': timestampedSignatureHeader(p.id, p.secret, 'get-order', '{"id":5}'),
       },
       payload: '{"id":5}',
     });

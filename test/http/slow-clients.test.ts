@@ -37,7 +37,7 @@ function dribble(socket: Socket, chunks: string[], everyMs: number) {
 
 /** Slow clients and their request ids (decision 0003). */
 describe('slow clients', () => {
-  it('are disconnected when the headers take over 10 s, or the whole request over 30 s', async () => {
+  it('are disconnected when the headers, or the whole request, take over 10 s (decision 0083)', async () => {
     const headers = await rawClient();
     headers.socket.write('POST /v1/get-offers HTTP/1.1\r\nHost: x\r\n');
     dribble(
@@ -63,19 +63,28 @@ describe('slow clients', () => {
     expect(headers.received()).toMatch(/^HTTP\/1\.1 408/);
 
     const bodyClosedAfter = await body.closed;
-    expect(bodyClosedAfter).toBeGreaterThanOrEqual(29_000);
-    expect(bodyClosedAfter).toBeLessThan(33_000);
-  }, 60_000);
+    expect(bodyClosedAfter).toBeGreaterThanOrEqual(9_000);
+    expect(bodyClosedAfter).toBeLessThan(13_000);
+  }, 30_000);
 
-  it('beyond MAX_CONNECTIONS are refused at once, and served again once others close', async () => {
+  it('near MAX_CONNECTIONS, a new connection closes the oldest that sent no whole request', async () => {
     const open = await Promise.all(Array.from({ length: 8 }, () => rawClient()));
-    const extra = await rawClient();
-    expect(await extra.closed).toBeLessThan(2_000);
-    for (const c of open) c.socket.destroy();
-    await Promise.all(open.map((c) => c.closed));
+    // More than 90 % of 8 were open: the newest made room by closing the oldest, and is answered.
     const res = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(res.status).toBe(200);
+    expect(await open[0]!.closed).toBeLessThan(2_000);
+    for (const c of open) c.socket.destroy();
+    await Promise.all(open.map((c) => c.closed));
   });
+
+  it('an idle keep-alive connection is closed after 5 s', async () => {
+    const c = await rawClient();
+    c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    const after = await c.closed;
+    expect(c.received()).toMatch(/^HTTP\/1\.1 200/);
+    expect(after).toBeGreaterThanOrEqual(4_500);
+    expect(after).toBeLessThan(7_000);
+  }, 15_000);
 });
 
 describe('request ids', () => {

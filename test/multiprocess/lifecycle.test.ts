@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedConnectionString, sharedBuffers } from '../../src/db/embedded-server.ts';
-import { signatureHeader } from '../../src/signature.ts';
+import { timestampedSignatureHeader } from '../../src/signature.ts';
 import {
   postgresProcessesOn,
   RCA_QUOTE,
@@ -120,7 +120,12 @@ function partialRequest(proc: ServiceProcess, path: string, payload: string) {
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(payload),
-          'x-hmac-signature': signatureHeader(proc.demo.id, proc.demo.secret, payload),
+          'x-polita-signature': timestampedSignatureHeader(
+            proc.demo.id,
+            proc.demo.secret,
+            path.slice('/v1/'.length),
+            payload,
+          ),
         },
       },
       (res) => {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
-import { signatureHeader } from '../../src/signature.ts';
+import { timestampedSignatureHeader } from '../../src/signature.ts';
 import { testDatabaseUrl } from '../support/database.ts';
 import { TEST_SECRET_KEY } from '../support/harness.ts';
 
@@ -149,7 +149,7 @@ function startChild(port: number, env: Record<string, string | undefined>, ownGr
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'x-hmac-signature': signatureHeader(creds.id, creds.secret, payload),
+          'x-polita-signature': timestampedSignatureHeader(creds.id, creds.secret, endpoint, payload),
         },
         body: payload,
       });

@@ -130,12 +130,54 @@ const ROWS: Row[] = [
     url: (c) => `/portal/orders/${c.theirs}/resend`,
     expect: [404, 404, 403, 403],
   },
+  // Cancel policy and Correct preview only here (decision 0088): nothing changes.
+  {
+    method: 'POST',
+    route: '/portal/orders/:id/cancel',
+    url: (c) => `/portal/orders/${c.mine}/cancel`,
+    expect: [200, 403, 200, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/orders/:id/cancel',
+    url: (c) => `/portal/orders/${c.theirs}/cancel`,
+    expect: [404, 403, 404, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/orders/:id/correct',
+    url: (c) => `/portal/orders/${c.mine}/correct`,
+    fields: () => ({ plate_number: 'CHY 998' }),
+    expect: [200, 403, 200, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/orders/:id/correct',
+    url: (c) => `/portal/orders/${c.theirs}/correct`,
+    fields: () => ({ plate_number: 'CHY 998' }),
+    expect: [404, 403, 404, 403],
+  },
   {
     method: 'POST',
     route: '/portal/language',
     url: () => '/portal/language',
     fields: () => ({ language: 'en', back: '/portal/orders' }),
     expect: everyone(303),
+  },
+  {
+    method: 'POST',
+    route: '/portal/developers/renewals',
+    url: () => '/portal/developers/renewals',
+    fields: () => ({ renewal_notice_days: '30' }),
+    expect: [303, 303, 403, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/developers/events/resend',
+    url: () => '/portal/developers/events/resend',
+    // An event of no order of this partner: refused where the role may ask at all.
+    fields: () => ({ id: 'evt_not_one_of_ours' }),
+    expect: [404, 404, 403, 403],
   },
   { method: 'GET', route: '/portal/wallet', url: () => '/portal/wallet', expect: [200, 403, 403, 200] },
   {

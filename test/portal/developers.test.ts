@@ -151,6 +151,8 @@ describe('who may', () => {
 
 describe('request signatures', () => {
   it('switches the partner to timestamped signatures and back (decision 0045), in the audit log', async () => {
+    // A partner made on the contract's header (new partners require timestamped ones: decision 0084).
+    await h.admin('PATCH', `/admin/partners/${partner.id}`, { require_timestamped_signature: false });
     const page = await get(h, '/portal/developers', developer.cookie);
     expect(page.body).toContain('timestamped signatures or X-Hmac-Signature');
     const on = await post(h, '/portal/developers/signatures', developer.cookie, { require: 'true' });

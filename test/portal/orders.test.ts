@@ -182,3 +182,23 @@ describe('Resend webhook', () => {
     });
   });
 });
+
+describe('finding 5 (third security round): cashiers and accountants see the webhook URL on order pages', () => {
+  it('shows the URL, and its host in errors, to owners and developers only', async () => {
+    const p = await h.newPartner({ name: 'Agenția Vest' });
+    const url = 'http://hooks.vest.example/polita';
+    expect((await h.admin('PATCH', `/admin/partners/${p.id}`, { webhook_url: url })).status).toBe(200);
+    const id = await paidRcaOrder(h, p, today);
+    await h.waitForStatus(id, 'completed', { creds: p });
+    expect((await h.admin('POST', `/admin/orders/${id}/webhook`)).status).toBe(200);
+    const dev = await portalUser(h, p.id, 'developer');
+    expect((await get(h, `/portal/orders/${id}`, dev.cookie)).body).toContain('hooks.vest.example');
+    for (const role of ['cashier', 'accountant']) {
+      const user = await portalUser(h, p.id, role);
+      const page = await get(h, `/portal/orders/${id}`, user.cookie);
+      expect(page.statusCode, role).toBe(200);
+      expect(page.body, role).toContain('id="webhooks"');
+      expect(page.body, role).not.toContain('hooks.vest.example');
+    }
+  });
+});

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { keyId, tokenHash } from '../../src/secrets/secret-box.ts';
 import { startService, type Service } from '../../src/service.ts';
-import { signatureHeader } from '../../src/signature.ts';
+import { timestampedSignatureHeader } from '../../src/signature.ts';
 import { testDatabaseUrl } from '../support/database.ts';
 import { startHarness, TEST_SECRET_KEY, type Harness } from '../support/harness.ts';
 import { removeDataDir, spawnExpectingFailure, spawnService } from '../multiprocess/process.ts';
@@ -74,7 +74,7 @@ async function signed(service: Service, creds: { id: string; secret: string }) {
     url: '/v1/get-order',
     headers: {
       'content-type': 'application/json',
-      'x-hmac-signature': signatureHeader(creds.id, creds.secret, payload),
+      'x-polita-signature': timestampedSignatureHeader(creds.id, creds.secret, 'get-order', payload),
     },
     payload,
   });
@@ -174,7 +174,7 @@ describe('partner secrets and the admin token in the database', () => {
     cleanups.push(() => logged.close());
     const url = logged.service.database.connectionString;
     const body = JSON.stringify({ id: 'IAI123456ABC' });
-    const signature = signatureHeader(logged.demo.id, logged.demo.secret, body);
+    const signature = timestampedSignatureHeader(logged.demo.id, logged.demo.secret, 'get-order', body);
     // A real failure of the database under a request: its table is gone for a moment.
     let partnerId: unknown;
     await query(url, 'alter table orders rename to orders_away');
@@ -182,7 +182,7 @@ describe('partner secrets and the admin token in the database', () => {
       const partnerCall = await logged.service.app.inject({
         method: 'POST',
         url: '/v1/get-order',
-        headers: { 'content-type': 'application/json', 'x-hmac-signature': signature },
+        headers: { 'content-type': 'application/json', 'x-polita-signature': signature },
         payload: body,
       });
       expect(partnerCall.statusCode).toBe(500);

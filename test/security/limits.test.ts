@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { banner } from '../../src/banner.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { signatureHeader } from '../../src/signature.ts';
+import { timestampedSignatureHeader } from '../../src/signature.ts';
 import { startHarness, type Creds, type Harness } from '../support/harness.ts';
 
 /**
@@ -40,9 +40,9 @@ async function balance(creds: Creds, o: { address: string; forwardedFor?: string
     remoteAddress: o.address,
     headers: {
       'content-type': 'application/json',
-      'x-hmac-signature': o.bad
-        ? `${creds.id}:${'0'.repeat(128)}`
-        : signatureHeader(creds.id, creds.secret, '{}'),
+      ...(o.bad
+        ? { 'x-hmac-signature': `${creds.id}:${'0'.repeat(128)}` }
+        : { 'x-polita-signature': timestampedSignatureHeader(creds.id, creds.secret, 'get-balance', '{}') }),
       ...(o.forwardedFor ? { 'x-forwarded-for': o.forwardedFor } : {}),
     },
     payload: '{}',

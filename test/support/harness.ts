@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { startService, type Service } from '../../src/service.ts';
-import { signatureHeader } from '../../src/signature.ts';
+import { timestampedSignatureHeader } from '../../src/signature.ts';
 import { testDatabaseUrl } from './database.ts';
 
 /** The harness's SECRET_KEY (a test that wants the sandbox's generated DATA_DIR/secret.key sets SECRET_KEY: ''). */
@@ -30,7 +30,10 @@ export interface Harness {
   databaseUrl: string;
   /** The service's DATA_DIR. */
   dataDir: string;
-  /** A signed POST /v1/<endpoint> as `creds` (the demo partner by default). */
+  /**
+   * A POST /v1/<endpoint> as `creds` (the demo partner by default), signed with the timestamped form
+   * every new partner requires (decision 0084).
+   */
   call<T = Record<string, unknown>>(endpoint: string, body: unknown, creds?: Creds): Promise<Reply<T>>;
   /** An operator call with the admin token. */
   admin<T = Record<string, unknown>>(
@@ -41,7 +44,12 @@ export interface Harness {
   /** Move the sandbox clock (ISO-8601 with offset), or back to real time with null. */
   setClock(iso: string | null): Promise<void>;
   /** A new partner (with a wallet unless said otherwise). */
-  newPartner(opts?: { wallet?: boolean; webhook_url?: string; name?: string }): Promise<Creds>;
+  newPartner(opts?: {
+    wallet?: boolean;
+    webhook_url?: string;
+    name?: string;
+    require_timestamped_signature?: boolean;
+  }): Promise<Creds>;
   /** Polls get-order until the status is reached (or fails with the last status seen). */
   waitForStatus(id: string, status: string, opts?: { creds?: Creds; timeoutMs?: number }): Promise<Reply>;
   /** Serves HTTP on 127.0.0.1 (a free port) for clients outside the process; answers its base URL. */
@@ -114,7 +122,7 @@ export async function startHarness(
         url: `/v1/${endpoint}`,
         headers: {
           'content-type': 'application/json',
-          'x-hmac-signature': signatureHeader(creds.id, creds.secret, payload),
+          'x-polita-signature': timestampedSignatureHeader(creds.id, creds.secret, endpoint, payload),
         },
         payload,
       });

@@ -52,6 +52,7 @@ export async function listOrdersForOperator(
     q?: string;
     limit?: number;
     cursor?: string;
+    ending?: { from: string; to: string; minDays: number };
   },
 ) {
   if (q.status && !(ORDER_STATUSES as readonly string[]).includes(q.status)) {
@@ -72,6 +73,7 @@ export async function listOrdersForOperator(
     ...(q.from ? { from: new Date(localInstant(q.from, '00:00:00')) } : {}),
     ...(q.to ? { to: new Date(localInstant(addDays(q.to, 1), '00:00:00')) } : {}),
     ...(q.q?.trim() ? { q: q.q } : {}),
+    ...(q.ending ? { ending: q.ending } : {}),
     ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}),
   });
   const page = rows.slice(0, limit);
@@ -103,6 +105,8 @@ export async function orderDetail(svc: Services, id: string) {
       o.payment && (({ amount_bani, ...rest }) => ({ ...rest, amount: baniToMdl(amount_bani) }))(o.payment),
     paid_at: o.paid_at ? isoLocal(o.paid_at.getTime()) : null,
     completed_at: o.completed_at ? isoLocal(o.completed_at.getTime()) : null,
+    corrected_at: o.corrected_at ? isoLocal(o.corrected_at.getTime()) : null,
+    corrected_by: o.corrected_by,
     failure_reason: o.failure_reason,
     products: items.map((it) => ({
       idx: it.idx,

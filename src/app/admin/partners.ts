@@ -9,10 +9,13 @@ import {
   type PartnerPatch,
 } from '../../db/repos/partners.ts';
 import { createWallet } from '../../db/repos/wallets.ts';
-import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../../domain/order-state.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/order-state.ts';
 import type { Services } from '../services.ts';
 import { checkWebhookUrlSyntax } from '../webhook-url.ts';
 import { audit } from './operators.ts';
+
+/** Renewal notices (expiring events) this many days before a policy's last day (decision 0092). */
+export const DEFAULT_RENEWAL_NOTICE_DAYS = 30;
 
 /** Operator use cases on partners. The secret is shown once, when it is made. */
 const hex = (svc: Services, n: number) => Buffer.from(svc.randomBytes(n)).toString('hex');
@@ -26,7 +29,8 @@ export function partnerView(
     margin_bp: number;
     rate_limit_per_minute: number | null;
     require_timestamped_signature: boolean;
-    webhook_events: WebhookEventStatus[];
+    webhook_events: WebhookEventType[];
+    renewal_notice_days: number;
   },
   wallet: boolean,
   defaultRateLimit: number,
@@ -36,6 +40,7 @@ export function partnerView(
     name: p.name,
     webhook_url: p.webhook_url,
     webhook_events: p.webhook_events,
+    renewal_notice_days: p.renewal_notice_days,
     wallet,
     disabled: p.disabled,
     margin_bp: p.margin_bp,
@@ -55,10 +60,12 @@ export async function createPartner(
     margin_bp?: number;
     rate_limit_per_minute?: number | null;
     require_timestamped_signature?: boolean;
-    webhook_events?: WebhookEventStatus[];
+    webhook_events?: WebhookEventType[];
+    renewal_notice_days?: number;
   },
 ) {
   if (input.webhook_url) checkWebhookUrlSyntax(input.webhook_url, svc.config.sandbox);
+  if (input.renewal_notice_days !== undefined) checkRenewalNoticeDays(input.renewal_notice_days);
   const webhookEvents = checkWebhookEvents(input.webhook_events ?? ['completed']);
   const id = input.id ?? `p${hex(svc, 5)}`;
   const secret = hex(svc, 32);
@@ -69,8 +76,11 @@ export async function createPartner(
     name: input.name,
     webhook_url: input.webhook_url ?? null,
     webhook_events: webhookEvents,
+    renewal_notice_days: input.renewal_notice_days ?? DEFAULT_RENEWAL_NOTICE_DAYS,
     wallet,
-    require_timestamped_signature: input.require_timestamped_signature ?? false,
+    // Timestamped by default (decision 0084): a captured request must not replay for ever.
+    require_timestamped_signature:
+      input.require_timestamped_signature ?? svc.config.defaultRequireTimestampedSignature,
   };
   await svc.db.transaction().execute(async (trx) => {
     if (await partnerExists(trx, id)) throw badRequest(`Partner ${id} already exists`);
@@ -84,6 +94,7 @@ export async function createPartner(
         rate_limit_per_minute: input.rate_limit_per_minute ?? null,
         require_timestamped_signature: created.require_timestamped_signature,
         webhook_events: webhookEvents,
+        renewal_notice_days: created.renewal_notice_days,
         secret,
         at,
       },
@@ -106,6 +117,7 @@ export async function getPartner(svc: Services, id: string) {
 
 export async function changePartner(svc: Services, id: string, patch: PartnerPatch) {
   if (patch.webhook_url) checkWebhookUrlSyntax(patch.webhook_url, svc.config.sandbox);
+  if (patch.renewal_notice_days !== undefined) checkRenewalNoticeDays(patch.renewal_notice_days);
   const before = await getPartner(svc, id);
   const at = new Date(await svc.clock.now());
   await svc.db.transaction().execute(async (trx) => {
@@ -134,13 +146,19 @@ export async function changePartner(svc: Services, id: string, patch: PartnerPat
  * contract sends every partner with a webhook URL the completion webhook
  * (docs/api-reference.md#webhooks): a list without it is refused rather than quietly completed.
  */
-function checkWebhookEvents(list: readonly WebhookEventStatus[]): WebhookEventStatus[] {
+function checkRenewalNoticeDays(days: number): void {
+  if (!Number.isInteger(days) || days < 0 || days > 365) {
+    throw badRequest('renewal_notice_days must be a whole number of days from 0 (no notice) to 365');
+  }
+}
+
+function checkWebhookEvents(list: readonly WebhookEventType[]): WebhookEventType[] {
   if (!list.includes('completed')) {
     throw badRequest(
-      'webhook_events must include "completed": the completion webhook is always sent; add "failed", "refunded" or "expired" to receive those too',
+      'webhook_events must include "completed": the completion webhook is always sent; add "failed", "refunded", "expired", "corrected" or "expiring" to receive those too',
     );
   }
-  return WEBHOOK_EVENT_STATUSES.filter((s) => list.includes(s));
+  return WEBHOOK_EVENT_TYPES.filter((s) => list.includes(s));
 }
 
 /**

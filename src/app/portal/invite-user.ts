@@ -1,7 +1,7 @@
 import { badRequest, conflict, notFound } from '../../domain/errors.ts';
 import { partnerExists } from '../../db/repos/partners.ts';
 import { insertInvitation, revokeInvitations } from '../../db/repos/portal-invitations.ts';
-import { findUserByEmail, insertUser, setUserRole } from '../../db/repos/users.ts';
+import { findUserByEmail, insertUser, reopenUser, setUserRole } from '../../db/repos/users.ts';
 import type { PortalRole } from '../../db/schema.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
 import { audit } from '../admin/operators.ts';
@@ -25,13 +25,17 @@ export interface Invitation {
  * Invites a person to a partner's portal with a role: a user without a password, and a link valid
  * 72 h and once that sets it. The link is in the answer only: never stored (only its SHA-256), never
  * logged, never in the audit entry. Inviting again an address of the same partner that has not set
- * its password yet replaces its link and role; any other address already in use is refused, since an
- * address is one user of one partner across the service.
+ * its password yet replaces its link and role; the operator (not an owner) may so invite again a
+ * disabled user of the partner. An address another partner's user holds is invited exactly as a new
+ * one, so an owner learns nothing of other partners' users; that link simply cannot be accepted
+ * (decision 0086). An address of an enabled user of the same partner is refused: the Team page shows
+ * it anyway.
  */
 export async function inviteUser(
   svc: Services,
   partnerId: string,
   input: { email: string; role: string },
+  opts: { byOperator?: boolean } = { byOperator: true },
 ): Promise<Invitation> {
   const email = input.email.trim();
   if (email.length > 254 || !EMAIL.test(email)) {
@@ -46,15 +50,16 @@ export async function inviteUser(
     .transaction()
     .execute(async (trx) => {
       if (!(await partnerExists(trx, partnerId))) throw notFound('Partner not found');
-      const existing = await findUserByEmail(trx, email, { forUpdate: true });
+      const existing = await findUserByEmail(trx, email, { forUpdate: true, partnerId });
       let userId: string;
       if (existing) {
-        const pending =
-          existing.partner_id === partnerId && existing.password_hash === null && !existing.disabled_at;
-        if (!pending) throw conflict(`A portal user with the email ${email} exists already`);
+        const pending = existing.password_hash === null && !existing.disabled_at;
+        const reopen = existing.disabled_at !== null && opts.byOperator === true;
+        if (!pending && !reopen) throw conflict(`A portal user with the email ${email} exists already`);
         userId = existing.id;
         await revokeInvitations(trx, userId, now);
-        await setUserRole(trx, userId, role);
+        if (reopen) await reopenUser(trx, userId, role);
+        else await setUserRole(trx, userId, role);
       } else {
         userId = `usr_${Buffer.from(svc.randomBytes(8)).toString('hex')}`;
         await insertUser(trx, { id: userId, partner_id: partnerId, email, role, created_at: at });
@@ -90,5 +95,5 @@ export async function inviteTeamUser(
   input: { email: string; role: string },
 ): Promise<Invitation> {
   requireArea(user, 'team');
-  return asUser(user, () => inviteUser(svc, user.partnerId, input));
+  return asUser(user, () => inviteUser(svc, user.partnerId, input, { byOperator: false }));
 }

@@ -1,6 +1,9 @@
-import { scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
 import type { Services } from '../services.ts';
+import type { Derivation } from './password-worker.ts';
 
 /**
  * Portal passwords (decision 0038): scrypt from Node's crypto, with a random 16-byte salt, stored
@@ -15,12 +18,35 @@ const SALT_BYTES = 16;
 export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 200;
 
-function derive(password: string, salt: Buffer, o: { N: number; r: number; p: number }): Promise<Buffer> {
-  // scrypt needs 128·N·r bytes (and a little more); Node refuses above maxmem.
-  const options: ScryptOptions = { ...o, maxmem: 256 * o.N * o.r };
-  return new Promise((resolve, reject) =>
-    scrypt(password, salt, KEY_BYTES, options, (err, key) => (err ? reject(err) : resolve(key))),
-  );
+/**
+ * Password hashing has a queue and threads of its own, at most one a CPU (decision 0085): on
+ * libuv's threads (Node's async scrypt) a burst of sign-ins held the four threads that DNS lookups
+ * of webhook deliveries and file reads share. Threads start at the first hash and end when idle.
+ */
+export const PASSWORD_THREADS = availableParallelism();
+let pool: Piscina<Derivation, Uint8Array> | undefined;
+let started = 0;
+
+/** How many derivations this process has started, and the threads hashing now. */
+export function passwordWork(): { started: number; threads: number } {
+  return { started, threads: pool?.threads.length ?? 0 };
+}
+
+async function derive(
+  password: string,
+  salt: Buffer,
+  o: { N: number; r: number; p: number },
+): Promise<Buffer> {
+  pool ??= new Piscina({
+    filename: new URL(`./password-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url)
+      .href,
+    minThreads: 0,
+    maxThreads: PASSWORD_THREADS,
+    idleTimeout: 30_000,
+  });
+  started++;
+  const key = await pool.run({ password, salt, N: o.N, r: o.r, p: o.p, keyBytes: KEY_BYTES });
+  return Buffer.from(key.buffer, key.byteOffset, key.byteLength);
 }
 
 export async function hashPassword(svc: Pick<Services, 'randomBytes'>, password: string): Promise<string> {
@@ -85,8 +111,49 @@ function commonPasswords(): Set<string> {
   return common;
 }
 
-/** Why a new password is refused, or undefined when it is acceptable. */
-export function passwordProblem(password: string): string | undefined {
+type Judge = (
+  password: string,
+  userInputs: string[],
+) => { score: number; warning: string; suggestions: string[] };
+let judge: Promise<Judge> | undefined;
+/**
+ * zxcvbn with its common and English dictionaries (decision 0085), loaded at the first password set:
+ * the dictionaries cost megabytes of heap that a process setting no password never needs.
+ */
+function zxcvbn(): Promise<Judge> {
+  judge ??= (async () => {
+    const [{ ZxcvbnFactory }, common, en] = await Promise.all([
+      import('@zxcvbn-ts/core'),
+      import('@zxcvbn-ts/language-common'),
+      import('@zxcvbn-ts/language-en'),
+    ]);
+    const factory = new ZxcvbnFactory({
+      dictionary: { ...common.dictionary, ...en.dictionary },
+      graphs: common.adjacencyGraphs,
+      translations: en.translations,
+    });
+    return (password, userInputs) => {
+      const r = factory.check(password, userInputs);
+      return { score: r.score, warning: r.feedback.warning ?? '', suggestions: r.feedback.suggestions };
+    };
+  })();
+  return judge;
+}
+
+/** zxcvbn's score a new password needs, of 0 to 4 ("safely unguessable" is 3). */
+export const MIN_PASSWORD_SCORE = 3;
+/** zxcvbn judges this much of a password: its time grows with the length, and more adds no doubt. */
+const JUDGED_LENGTH = 100;
+
+/**
+ * Why a new password is refused, in words, or undefined when it is acceptable: its length, then the
+ * common list, then zxcvbn's score (decision 0085). `userInputs` (the user's email, its parts)
+ * count as guessed.
+ */
+export async function passwordProblem(
+  password: string,
+  userInputs: readonly string[] = [],
+): Promise<string | undefined> {
   const length = [...password].length;
   if (length < MIN_PASSWORD_LENGTH) {
     return `The password must be at least ${MIN_PASSWORD_LENGTH} characters long (this one has ${length}).`;
@@ -97,5 +164,9 @@ export function passwordProblem(password: string): string | undefined {
   if (commonPasswords().has(password.toLowerCase())) {
     return 'This password is among the 10 000 most common ones, which are guessed first: choose another.';
   }
-  return undefined;
+  const inputs = userInputs.flatMap((u) => [u, ...u.split(/[@.+_-]/)]).filter((u) => u.length >= 3);
+  const judged = (await zxcvbn())(password.slice(0, JUDGED_LENGTH), inputs);
+  if (judged.score >= MIN_PASSWORD_SCORE) return undefined;
+  const why = [judged.warning, ...judged.suggestions].filter(Boolean).join(' ');
+  return `This password would be guessed too easily. ${why || 'A few unrelated words, or a longer phrase, make a strong one.'}`;
 }

@@ -1,4 +1,5 @@
 import { findOpenInvitation } from '../../db/repos/portal-invitations.ts';
+import { emailHeldElsewhere } from '../../db/repos/users.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
 import type { Services } from '../services.ts';
 
@@ -16,5 +17,6 @@ export async function readInvitation(
   if (!TOKEN.test(token)) return undefined;
   const found = await findOpenInvitation(svc.db, tokenHash(token), new Date());
   if (!found || found.disabled_at || found.partner_disabled) return undefined;
+  if (await emailHeldElsewhere(svc.db, found.email, found.user_id)) return undefined;
   return { email: found.email, partnerName: found.partner_name };
 }

@@ -20,12 +20,37 @@ export async function readOrder(svc: Services, user: PortalUser, id: string) {
   requireArea(user, 'orders');
   await ownedOrder(svc, user, id);
   const detail = await orderDetail(svc, id);
+  // The webhook URL is the developers' (decision 0086): cashiers and accountants see the attempts
+  // without it, nor its host in an error.
+  const showsUrl = mayOpen(user.role, 'developers');
   return {
     ...detail,
+    webhook_attempts: showsUrl
+      ? detail.webhook_attempts
+      : detail.webhook_attempts.map((a) => ({ ...a, url: null, error: withoutUrl(a.error, a.url) })),
+    shows_webhook_url: showsUrl,
     products: detail.products.map((p) => ({
       ...p,
       file: p.file ? `/portal/orders/${encodeURIComponent(id)}/policy/${p.idx}` : null,
     })),
     can_resend: mayOpen(user.role, 'developers'),
+    // Cancel policy and Correct (decision 0088): the roles that sell.
+    can_change: mayOpen(user.role, 'sell'),
+    // Sell again: a completed order's renewal, for whoever may sell (decision 0092).
+    can_sell_again: detail.status === 'completed' && mayOpen(user.role, 'sell'),
   };
+}
+
+/** `error` with the URL, and its host, replaced: an error often names where it failed to connect. */
+function withoutUrl(error: string | null, url: string | null): string | null {
+  if (!error || !url) return error;
+  let host: string | undefined;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    host = undefined;
+  }
+  let out = error.replaceAll(url, 'the webhook URL');
+  if (host) out = out.replaceAll(host, 'the webhook host');
+  return out;
 }

@@ -1,5 +1,5 @@
 import { badRequest } from '../../domain/errors.ts';
-import { WEBHOOK_EVENT_STATUSES } from '../../domain/order-state.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../domain/order-state.ts';
 import { changePartner } from '../admin/partners.ts';
 import type { Services } from '../services.ts';
 import { asUser } from './actor.ts';
@@ -17,7 +17,7 @@ export async function saveWebhook(
   requireArea(user, 'developers');
   const url = input.url.trim();
   if (url.length > 2000) throw badRequest('The webhook URL is longer than 2000 characters');
-  const events = WEBHOOK_EVENT_STATUSES.filter((s) => s === 'completed' || input.events.includes(s));
+  const events = WEBHOOK_EVENT_TYPES.filter((s) => s === 'completed' || input.events.includes(s));
   await asUser(user, () =>
     changePartner(svc, user.partnerId, { webhook_url: url || null, webhook_events: events }),
   );

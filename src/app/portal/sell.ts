@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { conflict, notFound } from '../../domain/errors.ts';
+import { addDays } from '../../domain/time.ts';
 import { baniToMdl } from '../../domain/money.ts';
 import { walletEligible } from '../../domain/wallet.ts';
 import { claimKey, releaseKey, storeAnswer } from '../../db/repos/idempotency.ts';
+import { orderItems } from '../../db/repos/orders.ts';
 import { findWallet } from '../../db/repos/wallets.ts';
 import type { PartnerRow } from '../../db/schema.ts';
 import { PRODUCT_MODULES, productModule, type ProductCode } from '../../products/registry.ts';
@@ -232,4 +234,24 @@ async function once(
     }
     await sleep(100);
   }
+}
+
+/**
+ * Sell again (decision 0092): what the desk's Sell opens with for a renewal of one of the partner's
+ * orders: its first product and the request it was sold with, and the new cover's first day, the
+ * day after the old one's last.
+ */
+export async function renewalOf(svc: Services, user: PortalUser, orderId: string) {
+  openDesk(user);
+  requireArea(user, 'orders');
+  const order = await ownedOrder(svc, user, orderId);
+  const item = (await orderItems(svc.db, order.id))[0];
+  if (!item) throw notFound('Order not found');
+  const given = item.details.request;
+  const request: Record<string, unknown> =
+    given && typeof given === 'object' && !Array.isArray(given)
+      ? Object.fromEntries(Object.entries(given))
+      : {};
+  const end = item.end_date ?? order.end_date;
+  return { product: item.product, request, startDate: end ? addDays(end, 1) : undefined };
 }

@@ -1,4 +1,4 @@
-import { clearFailures, recentFailures, recordFailure } from '../../db/repos/portal-sign-in-failures.ts';
+import { clearFailures, countAttempt, forgetOldFailures } from '../../db/repos/portal-sign-in-failures.ts';
 import { findUserForSignIn, setUserPassword } from '../../db/repos/users.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
 import { audit } from '../admin/operators.ts';
@@ -8,36 +8,28 @@ import { hashPassword, needsRehash, verifyPassword } from './password.ts';
 import { portalUserOf } from './roles.ts';
 import { openSession, type PortalSession } from './session.ts';
 
+/** A limit on failed attempts reached: 429, and when to try again. */
+export interface LimitedResult {
+  ok: false;
+  status: 429;
+  message: string;
+  retryAfterSeconds: number;
+}
+
 export type SignInResult =
   | { ok: true; sessionId: string; session: PortalSession }
-  | { ok: false; status: 401 | 403 | 429; message: string; retryAfterSeconds?: number };
+  | { ok: false; status: 401 | 403; message: string; retryAfterSeconds?: number }
+  | LimitedResult;
 
 /** The one answer to a wrong password and to an unknown email (decision 0039). */
 export const WRONG_CREDENTIALS = 'That email and password do not match an account: check both and try again.';
 
-/**
- * A portal sign-in. Failures are counted per client address and per address and email, in the
- * database so that every instance counts them (decision 0039): past either limit every attempt from
- * the address (for that email) is refused with 429 before any password is checked, while the same
- * user still signs in from anywhere else. A wrong password and an unknown email get the same 401 and
- * take as long (a hash is computed either way). All times are the real clock's.
- */
-export async function signIn(
-  svc: Services,
-  input: { email: string; password: string; address: string },
-): Promise<SignInResult> {
-  const email = input.email.trim();
-  const emailSha256 = tokenHash(email.toLowerCase());
-  const limits = svc.config.portalSignIn;
-  const now = Date.now();
-  const since = new Date(now - limits.windowMs);
-  const recent = await recentFailures(svc.db, {
-    address: input.address,
-    emailSha256,
-    since,
-    perAddress: limits.perAddress,
-    perEmail: limits.perEmail,
-  });
+/** The 429 of a limit reached, or undefined; `failures` newest first. */
+export function limitReached(
+  limits: Services['config']['portalSignIn'],
+  recent: { address: Date[]; email: Date[] },
+  now: number,
+): LimitedResult | undefined {
   for (const [failures, limit, whose] of [
     [recent.address, limits.perAddress, 'this address'],
     [recent.email, limits.perEmail, 'this email from this address'],
@@ -52,10 +44,41 @@ export async function signIn(
       retryAfterSeconds: seconds,
     };
   }
+  return undefined;
+}
+
+/**
+ * A portal sign-in. Failures are counted per client address and per address and email, in the
+ * database so that every instance counts them (decision 0039): past either limit every attempt from
+ * the address (for that email) is refused with 429 before any password is checked, while the same
+ * user still signs in from anywhere else. Each attempt is counted before its password is hashed, so
+ * guesses sent at once are limited as guesses one by one (decision 0085). A wrong password and an
+ * unknown email get the same 401 and take as long (a hash is computed either way, the unknown
+ * email's against a dummy). All times are the real clock's.
+ */
+export async function signIn(
+  svc: Services,
+  input: { email: string; password: string; address: string },
+): Promise<SignInResult> {
+  const email = input.email.trim();
+  const emailSha256 = tokenHash(email.toLowerCase());
+  const limits = svc.config.portalSignIn;
+  const now = Date.now();
+  const since = new Date(now - limits.windowMs);
+  const refused = await countAttempt(svc.db, {
+    address: input.address,
+    emailSha256,
+    since,
+    perAddress: limits.perAddress,
+    perEmail: limits.perEmail,
+    at: new Date(now),
+  });
+  if (refused) return limitReached(limits, refused, now)!;
 
   const user = email.length <= 254 ? await findUserForSignIn(svc.db, email) : undefined;
   if (!(await verifyPassword(input.password, user?.password_hash))) {
-    await recordFailure(svc.db, { address: input.address, emailSha256, at: new Date(), before: since });
+    // The attempt is already counted as a failure; only the old ones are forgotten here.
+    await forgetOldFailures(svc.db, since);
     return { ok: false, status: 401, message: WRONG_CREDENTIALS };
   }
   // The password is right: saying why the account cannot sign in tells a guesser nothing.

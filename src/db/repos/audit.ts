@@ -1,7 +1,6 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { AuditLogTable, DB } from '../schema.ts';
+import type { Selectable } from 'kysely';
+import type { AuditLogTable, Db } from '../schema.ts';
 
-type Conn = Kysely<DB> | Transaction<DB>;
 export type AuditRow = Selectable<AuditLogTable>;
 
 export interface AuditEntry {
@@ -15,7 +14,7 @@ export interface AuditEntry {
   after: unknown;
 }
 
-export async function insertAudit(db: Conn, e: AuditEntry): Promise<void> {
+export async function insertAudit(db: Db, e: AuditEntry): Promise<void> {
   const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
   await db
     .insertInto('audit_log')
@@ -34,7 +33,7 @@ export async function insertAudit(db: Conn, e: AuditEntry): Promise<void> {
 
 /** Newest first, keyset-paged by id; optionally one actor's or one target's entries. */
 export async function listAudit(
-  db: Conn,
+  db: Db,
   f: { limit: number; beforeId?: number; actor?: string; target?: string },
 ): Promise<AuditRow[]> {
   let q = db.selectFrom('audit_log').selectAll();

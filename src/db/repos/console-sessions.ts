@@ -1,12 +1,11 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { ConsoleSessionsTable, DB, OperatorRole } from '../schema.ts';
+import type { Selectable } from 'kysely';
+import type { ConsoleSessionsTable, OperatorRole, Db } from '../schema.ts';
 
-type Conn = Kysely<DB> | Transaction<DB>;
 export type ConsoleSessionRow = Selectable<ConsoleSessionsTable>;
 
 /** Console sign-ins, keyed by the SHA-256 of the cookie's random id (the id itself is never stored). */
 export async function insertSession(
-  db: Conn,
+  db: Db,
   s: {
     idSha256: string;
     actor: string;
@@ -39,7 +38,7 @@ export async function insertSession(
  * token now (null for the admin token, whose hash the caller knows).
  */
 export async function findLiveSession(
-  db: Conn,
+  db: Db,
   idSha256: string,
   idleSince: Date,
 ): Promise<

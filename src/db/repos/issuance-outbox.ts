@@ -1,7 +1,5 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { DB } from '../schema.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import { sql, type Transaction } from 'kysely';
+import type { DB, Db } from '../schema.ts';
 
 /** Queues a paid order for issuance in the caller's transaction: it is queued iff the payment commits. */
 export async function queueIssuance(trx: Transaction<DB>, orderId: string, at: Date): Promise<void> {
@@ -23,7 +21,7 @@ export async function takeQueuedIssuance(trx: Transaction<DB>, limit: number): P
 }
 
 /** How many orders wait for their issue-order job, and since when (for monitoring). */
-export async function queuedIssuance(db: Conn): Promise<{ count: number; oldest: Date | null }> {
+export async function queuedIssuance(db: Db): Promise<{ count: number; oldest: Date | null }> {
   const { rows } = await sql<{ count: number; oldest: Date | null }>`
     select count(*)::int as count, min(queued_at) as oldest from issuance_outbox`.execute(db);
   return rows[0]!;

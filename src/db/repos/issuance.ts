@@ -1,10 +1,8 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { assertTransition } from '../../domain/order-state.ts';
 import { compiledOnce } from '../compiled.ts';
-import type { DB } from '../schema.ts';
-import { eventBody, newEventState } from './webhooks.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import type { Db } from '../schema.ts';
+import { deliveryState, eventBody } from './webhooks.ts';
 
 export interface IssuedItem {
   idx: number;
@@ -17,8 +15,8 @@ export interface IssuedItem {
 /**
  * Completes an issued order in one self-committing statement: its last item (what the provider
  * answered, its policy PDF under a download token), the order moved from `from` to `completed`
- * with its history row, the order's `completed` event for the partner (when it has a webhook URL
- * and receives them) and that event queued in the webhook outbox for its first delivery job. One
+ * with its history row, the order's `completed` event for the partner (recorded whether or not it
+ * has a webhook URL: decision 0091) and, when it has one, that event queued in the webhook outbox for its first delivery job. One
  * round trip where a transaction and a job insert would take several: issuance's cost is round
  * trips (decision 0025).
  *
@@ -29,7 +27,7 @@ export interface IssuedItem {
  * kept all the same. Answers whether the order moved and the event queued, if one was.
  */
 export async function completeIssuedOrder(
-  db: Conn,
+  db: Db,
   c: {
     orderId: string;
     from: 'paid' | 'processing';
@@ -95,10 +93,9 @@ const completionStatement = compiledOnce(
     event as (
       insert into webhook_events (id, partner_id, order_id, status, body, state, created_at)
       select ${a.eventId}::text, p.id, moved.id, 'completed', ${a.body}::text,
-        ${newEventState(sql.ref('moved.id'))},
+        ${deliveryState('p', 'completed', sql.ref('moved.id'))},
         ${a.at}::timestamptz
       from moved join partners p on p.id = moved.partner_id
-      where p.webhook_url is not null and 'completed' = any(p.webhook_events)
       on conflict (order_id, status) do nothing
       returning id, partner_id, state),
     queued as (

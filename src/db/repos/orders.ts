@@ -3,9 +3,7 @@ import DataLoader from 'dataloader';
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { assertTransition, type OrderStatus } from '../../domain/order-state.ts';
 import { compiledOnce } from '../compiled.ts';
-import type { DB, NewOrderItem, OrderItemRow, OrderRow, OrdersTable } from '../schema.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import type { DB, NewOrderItem, OrderItemRow, OrderRow, OrdersTable, Db } from '../schema.ts';
 
 /**
  * The draft, its items and its first event in one statement: atomic without a transaction, and
@@ -13,7 +11,7 @@ type Conn = Kysely<DB> | Transaction<DB>;
  * (columns and number of items).
  */
 export async function insertOrder(
-  db: Conn,
+  db: Db,
   order: Omit<OrderRow, 'customer' | 'payment'> & { customer: string; payment: null },
   items: NewOrderItem[],
   actor: string,
@@ -49,7 +47,7 @@ const insertOrderStatement = compiledOnce((db, a: Record<string, unknown>, shape
     });
 });
 
-export async function findOrder(db: Conn, id: string): Promise<OrderRow | undefined> {
+export async function findOrder(db: Db, id: string): Promise<OrderRow | undefined> {
   return db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
@@ -123,7 +121,7 @@ const ordersWithItemsStatement = compiledOnce((db, a: { ids: string[] }) =>
     .where('id', '=', sql<string>`any(${a.ids}::text[])`),
 );
 
-export async function orderItems(db: Conn, orderId: string): Promise<OrderItemRow[]> {
+export async function orderItems(db: Db, orderId: string): Promise<OrderItemRow[]> {
   return db.selectFrom('order_items').selectAll().where('order_id', '=', orderId).orderBy('idx').execute();
 }
 
@@ -238,20 +236,20 @@ export async function setItemIssued(
   await itemIssuedStatement(trx, { orderId, idx, issued: JSON.stringify(issued), fileToken, pdf, at });
 }
 
-export async function findDocument(db: Conn, token: string): Promise<Uint8Array | undefined> {
+export async function findDocument(db: Db, token: string): Promise<Uint8Array | undefined> {
   const row = await db.selectFrom('documents').select('pdf').where('token', '=', token).executeTakeFirst();
   return row?.pdf;
 }
 
 /** A document with the status of its order (a refunded order's policy is cancelled). */
 export async function findDocumentAndStatus(
-  db: Conn,
+  db: Db,
   token: string,
-): Promise<{ pdf: Uint8Array; status: OrderStatus } | undefined> {
+): Promise<{ pdf: Uint8Array; status: OrderStatus; replaced_at: Date | null } | undefined> {
   return db
     .selectFrom('documents as d')
     .innerJoin('orders as o', 'o.id', 'd.order_id')
-    .select(['d.pdf', 'o.status'])
+    .select(['d.pdf', 'o.status', 'd.replaced_at'])
     .where('d.token', '=', token)
     .executeTakeFirst();
 }
@@ -301,17 +299,29 @@ export interface OrderListFilter {
    * (in a product's description or issued fields), or the customer's phone (digits, any spacing).
    */
   q?: string;
+  /**
+   * Expiring soon: completed orders whose policy runs `minDays` or more and whose last day is from
+   * `from` to `to` (yyyy-mm-dd), as the renewal notices count them (decision 0092).
+   */
+  ending?: { from: string; to: string; minDays: number };
   limit: number;
   /** Keyset cursor: created_at and id of the last row of the previous page. */
   after?: { createdAt: Date; id: string };
 }
 
-export async function listOrders(db: Conn, f: OrderListFilter): Promise<OrderRow[]> {
+export async function listOrders(db: Db, f: OrderListFilter): Promise<OrderRow[]> {
   let q = db.selectFrom('orders').selectAll();
   if (f.partnerId) q = q.where('partner_id', '=', f.partnerId);
   if (f.status) q = q.where('status', '=', f.status);
   if (f.from) q = q.where('created_at', '>=', f.from);
   if (f.to) q = q.where('created_at', '<', f.to);
+  if (f.ending) {
+    q = q
+      .where('status', '=', 'completed')
+      .where('end_date', '>=', f.ending.from)
+      .where('end_date', '<=', f.ending.to)
+      .where(sql<boolean>`end_date::date - start_date::date + 1 >= ${f.ending.minDays}`);
+  }
   if (f.product) {
     const product = f.product;
     q = q.where(({ exists, selectFrom }) =>
@@ -377,7 +387,7 @@ export type OrderBooks = Pick<
 >;
 
 /** The next `limit` orders by id after `after` (from the first when undefined), as reconciliation reads them. */
-export async function ordersAfter(db: Conn, after: string | undefined, limit: number): Promise<OrderBooks[]> {
+export async function ordersAfter(db: Db, after: string | undefined, limit: number): Promise<OrderBooks[]> {
   let q = db
     .selectFrom('orders')
     .select(['id', 'partner_id', 'status', 'price', 'payment_method', 'payment'])
@@ -388,7 +398,7 @@ export async function ordersAfter(db: Conn, after: string | undefined, limit: nu
 }
 
 /** An order's status history, oldest first, as the operator reads it: from → to, why, by whom, when. */
-export async function orderEvents(db: Conn, orderId: string) {
+export async function orderEvents(db: Db, orderId: string) {
   return db
     .selectFrom('order_events')
     .select(['from_status as from', 'to_status as to', 'reason', 'actor', 'at'])
@@ -398,7 +408,7 @@ export async function orderEvents(db: Conn, orderId: string) {
 }
 
 /** When the oldest paid order not yet issued was paid (migration 17's partial index answers it). */
-export async function oldestAwaitingIssue(db: Conn): Promise<Date | null> {
+export async function oldestAwaitingIssue(db: Db): Promise<Date | null> {
   const row = await db
     .selectFrom('orders')
     .select((eb) => eb.fn.min<Date | null>('paid_at').as('oldest'))
@@ -407,10 +417,115 @@ export async function oldestAwaitingIssue(db: Conn): Promise<Date | null> {
   return row?.oldest ?? null;
 }
 
-export async function countOrdersByStatus(db: Conn): Promise<{ status: string; n: number }[]> {
+export async function countOrdersByStatus(db: Db): Promise<{ status: string; n: number }[]> {
   return db
     .selectFrom('orders')
     .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
     .groupBy('status')
+    .execute();
+}
+
+/**
+ * A corrected item re-issued (decision 0088): its new request, dates, issued fields and document;
+ * the previous document stays, marked replaced, so its URL answers 410.
+ */
+export async function replaceIssuedItem(
+  trx: Transaction<DB>,
+  r: {
+    orderId: string;
+    idx: number;
+    description: string;
+    startDate: string | null;
+    endDate: string | null;
+    details: unknown;
+    issued: Record<string, unknown>;
+    fileToken: string;
+    pdf: Uint8Array;
+    at: Date;
+  },
+): Promise<void> {
+  await trx
+    .updateTable('documents')
+    .set({ replaced_at: r.at })
+    .where('order_id', '=', r.orderId)
+    .where('idx', '=', r.idx)
+    .where('replaced_at', 'is', null)
+    .execute();
+  await trx
+    .updateTable('order_items')
+    .set({
+      description: r.description,
+      start_date: r.startDate,
+      end_date: r.endDate,
+      details: JSON.stringify(r.details),
+      issued: JSON.stringify(r.issued),
+      file_token: r.fileToken,
+    })
+    .where('order_id', '=', r.orderId)
+    .where('idx', '=', r.idx)
+    .execute();
+  await trx
+    .insertInto('documents')
+    .values({ token: r.fileToken, order_id: r.orderId, idx: r.idx, pdf: r.pdf, created_at: r.at })
+    .execute();
+}
+
+/** The order corrected: its dates as its items now say, when and by whom; once per order. */
+export async function markCorrected(
+  trx: Transaction<DB>,
+  r: { orderId: string; startDate: string | null; endDate: string | null; actor: string; at: Date },
+): Promise<boolean> {
+  const res = await trx
+    .updateTable('orders')
+    .set({
+      start_date: r.startDate,
+      end_date: r.endDate,
+      corrected_at: r.at,
+      corrected_by: r.actor,
+      updated_at: r.at,
+    })
+    .where('id', '=', r.orderId)
+    .where('status', '=', 'completed')
+    .where('corrected_at', 'is', null)
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
+}
+
+/**
+ * A corrected item its provider re-issues later (vignette:eu, decision 0088): its new request and
+ * dates now, its issued fields and document cleared for issuance to fill; the previous document
+ * stays, marked replaced, so its URL answers 410 from now on.
+ */
+export async function clearItemForReissue(
+  trx: Transaction<DB>,
+  r: {
+    orderId: string;
+    idx: number;
+    description: string;
+    startDate: string | null;
+    endDate: string | null;
+    details: unknown;
+    at: Date;
+  },
+): Promise<void> {
+  await trx
+    .updateTable('documents')
+    .set({ replaced_at: r.at })
+    .where('order_id', '=', r.orderId)
+    .where('idx', '=', r.idx)
+    .where('replaced_at', 'is', null)
+    .execute();
+  await trx
+    .updateTable('order_items')
+    .set({
+      description: r.description,
+      start_date: r.startDate,
+      end_date: r.endDate,
+      details: JSON.stringify(r.details),
+      issued: null,
+      file_token: null,
+    })
+    .where('order_id', '=', r.orderId)
+    .where('idx', '=', r.idx)
     .execute();
 }

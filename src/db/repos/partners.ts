@@ -1,9 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { partnerSecretContext, type SecretBox } from '../../secrets/secret-box.ts';
-import type { WebhookEventStatus } from '../../domain/order-state.ts';
-import type { DB, PartnerRow } from '../schema.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import type { WebhookEventType } from '../../domain/order-state.ts';
+import type { DB, PartnerRow, Db } from '../schema.ts';
 
 export interface PartnerWithSecrets extends PartnerRow {
   /** Valid secrets, newest first, decrypted. */
@@ -34,7 +32,7 @@ export function bindSecretBox(db: Kysely<DB>, box: SecretBox): void {
   boundBoxes.set(db, box);
 }
 
-function boxFor(db: Conn, box: SecretBox | undefined): SecretBox {
+function boxFor(db: Db, box: SecretBox | undefined): SecretBox {
   const found = box ?? boundBoxes.get(db);
   if (!found)
     throw new Error('partner secrets: no key ring bound to this database handle (createServices binds it)');
@@ -52,12 +50,12 @@ export function openSecretRow(
   throw new Error('partner secret row holds neither a secret nor its encryption');
 }
 
-export async function partnerExists(db: Conn, id: string): Promise<boolean> {
+export async function partnerExists(db: Db, id: string): Promise<boolean> {
   return (await db.selectFrom('partners').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }
 
 export async function findPartner(
-  db: Conn,
+  db: Db,
   id: string,
   box?: SecretBox,
   now: Date = new Date(),
@@ -95,7 +93,8 @@ export async function insertPartner(
     margin_bp?: number;
     rate_limit_per_minute?: number | null;
     require_timestamped_signature?: boolean;
-    webhook_events?: WebhookEventStatus[];
+    webhook_events?: WebhookEventType[];
+    renewal_notice_days?: number;
     secret: string;
     at: Date;
   },
@@ -111,6 +110,7 @@ export async function insertPartner(
       rate_limit_per_minute: p.rate_limit_per_minute ?? null,
       require_timestamped_signature: p.require_timestamped_signature ?? false,
       ...(p.webhook_events ? { webhook_events: p.webhook_events } : {}),
+      ...(p.renewal_notice_days !== undefined ? { renewal_notice_days: p.renewal_notice_days } : {}),
       created_at: p.at,
       updated_at: p.at,
     })
@@ -120,7 +120,7 @@ export async function insertPartner(
 
 /** A new secret is only ever written encrypted. */
 export async function addSecret(
-  trx: Conn,
+  trx: Db,
   partnerId: string,
   secret: string,
   at: Date,
@@ -160,7 +160,7 @@ export async function lockClearSecretRows(trx: Transaction<DB>) {
 }
 
 /** Every encrypted secret row, for the start-up check that this process holds their keys. */
-export async function encryptedSecretRows(db: Conn) {
+export async function encryptedSecretRows(db: Db) {
   return db
     .selectFrom('partner_secrets')
     .select(['id', 'partner_id', 'secret', 'secret_enc'])
@@ -252,10 +252,11 @@ export interface PartnerPatch {
   margin_bp?: number;
   rate_limit_per_minute?: number | null;
   require_timestamped_signature?: boolean;
-  webhook_events?: WebhookEventStatus[];
+  webhook_events?: WebhookEventType[];
+  renewal_notice_days?: number;
 }
 
-export async function updatePartner(db: Conn, id: string, patch: PartnerPatch, at: Date): Promise<boolean> {
+export async function updatePartner(db: Db, id: string, patch: PartnerPatch, at: Date): Promise<boolean> {
   const res = await db
     .updateTable('partners')
     .set({ ...patch, updated_at: at })
@@ -268,7 +269,7 @@ export async function updatePartner(db: Conn, id: string, patch: PartnerPatch, a
  * Partners by id, a page at a time (keyset on id), with whether each has a wallet; `q` matches an
  * id exactly or as its start, or any part of the name (case-insensitive).
  */
-export async function searchPartners(db: Conn, f: { q?: string; afterId?: string; limit: number }) {
+export async function searchPartners(db: Db, f: { q?: string; afterId?: string; limit: number }) {
   let q = db
     .selectFrom('partners')
     .leftJoin('wallets', 'wallets.partner_id', 'partners.id')

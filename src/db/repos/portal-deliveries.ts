@@ -1,14 +1,11 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { DB } from '../schema.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import type { Db } from '../schema.ts';
 
 /**
  * A partner's newest webhook delivery attempts, newest first: those of the orders of its newest
  * events. Bounded by the partner's event index, so a partner with few deliveries in a large table
  * costs as little as one with many.
  */
-export async function recentDeliveries(db: Conn, partnerId: string, limit: number) {
+export async function recentDeliveries(db: Db, partnerId: string, limit: number) {
   return db
     .selectFrom('webhook_attempts as a')
     .leftJoin('webhook_events as e', 'e.id', 'a.event_id')

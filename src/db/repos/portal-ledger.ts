@@ -1,12 +1,9 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { DB } from '../schema.ts';
+import type { Db } from '../schema.ts';
 import type { LedgerRow } from './wallets.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
 
 /** A page of a partner's ledger entries booked in [from, to), newest first, keyset-paged by id. */
 export async function ledgerPageBetween(
-  db: Conn,
+  db: Db,
   partnerId: string,
   f: { from: Date; to: Date; beforeId?: number; limit: number },
 ): Promise<LedgerRow[]> {

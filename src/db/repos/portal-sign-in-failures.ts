@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../database.ts';
 
 /**
@@ -25,16 +26,32 @@ export async function recentFailures(
   return { address, email };
 }
 
-/** Records a failure, and forgets every failure older than `before` (of no use to any limit). */
-export async function recordFailure(
+/**
+ * An attempt counted before its password is checked (decision 0085): under a lock on the address,
+ * the recent failures are read and, when neither limit is reached, the attempt is recorded as a
+ * failure at once; a right password then clears it. Attempts sent at once are so counted one after
+ * another, exactly as attempts sent one by one. Answers the failures that count when a limit is
+ * reached (nothing recorded), or undefined when the attempt may go on.
+ */
+export async function countAttempt(
   db: Db,
-  f: { address: string; emailSha256: string; at: Date; before: Date },
-): Promise<void> {
-  await db
-    .insertInto('portal_sign_in_failures')
-    .values({ address: f.address, email_sha256: f.emailSha256, at: f.at })
-    .execute();
-  await db.deleteFrom('portal_sign_in_failures').where('at', '<', f.before).execute();
+  f: { address: string; emailSha256: string; since: Date; perAddress: number; perEmail: number; at: Date },
+): Promise<{ address: Date[]; email: Date[] } | undefined> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`portal-sign-in:${f.address}`}))`.execute(trx);
+    const recent = await recentFailures(trx, f);
+    if (recent.address.length >= f.perAddress || recent.email.length >= f.perEmail) return recent;
+    await trx
+      .insertInto('portal_sign_in_failures')
+      .values({ address: f.address, email_sha256: f.emailSha256, at: f.at })
+      .execute();
+    return undefined;
+  });
+}
+
+/** Forgets every failure older than `before` (of no use to any limit). */
+export async function forgetOldFailures(db: Db, before: Date): Promise<void> {
+  await db.deleteFrom('portal_sign_in_failures').where('at', '<', before).execute();
 }
 
 /** A success forgets the address's failures for that email (not the address's others). */

@@ -1,7 +1,6 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { DB, RefundsTable } from '../schema.ts';
+import type { Selectable, Transaction } from 'kysely';
+import type { DB, RefundsTable, Db } from '../schema.ts';
 
-type Conn = Kysely<DB> | Transaction<DB>;
 export type RefundRow = Selectable<RefundsTable>;
 
 export async function insertRefund(
@@ -11,10 +10,29 @@ export async function insertRefund(
   await trx.insertInto('refunds').values(r).execute();
 }
 
-export async function findRefund(db: Conn, orderId: string): Promise<RefundRow | undefined> {
+export async function findRefund(db: Db, orderId: string): Promise<RefundRow | undefined> {
   return db.selectFrom('refunds').selectAll().where('order_id', '=', orderId).executeTakeFirst();
 }
 
-export async function allRefunds(db: Conn): Promise<RefundRow[]> {
+export async function allRefunds(db: Db): Promise<RefundRow[]> {
   return db.selectFrom('refunds').selectAll().execute();
+}
+
+/** Refunds of a partner's customer-paid orders made in [from, to): money owed to customers, not in the wallet. */
+export async function customerRefundsBetween(
+  db: Db,
+  partnerId: string,
+  from: Date,
+  to: Date,
+): Promise<RefundRow[]> {
+  return db
+    .selectFrom('refunds as r')
+    .innerJoin('orders as o', 'o.id', 'r.order_id')
+    .selectAll('r')
+    .where('o.partner_id', '=', partnerId)
+    .where('r.method', '=', 'customer')
+    .where('r.created_at', '>=', from)
+    .where('r.created_at', '<', to)
+    .orderBy('r.created_at')
+    .execute();
 }

@@ -14,12 +14,12 @@ export interface IssuedRoVignette {
  */
 export async function lastIssuedRoVignette(
   db: Kysely<DB>,
-  q: { country: string; plate?: string; vin?: string; today: string },
+  q: { country: string; plate?: string; vin?: string; today: string; exceptOrder?: string },
 ): Promise<IssuedRoVignette | null> {
   if (!q.plate && !q.vin) return null;
   const plate = q.plate?.replace(/\s+/g, '').toUpperCase() ?? null;
   const vin = q.vin?.toUpperCase() ?? null;
-  const row = await db
+  let query = db
     .selectFrom('order_items as i')
     .innerJoin('orders as o', 'o.id', 'i.order_id')
     .select([
@@ -42,8 +42,9 @@ export async function lastIssuedRoVignette(
       ]),
     )
     .orderBy('i.end_date', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(1);
+  if (q.exceptOrder) query = query.where('o.id', '!=', q.exceptOrder);
+  const row = await query.executeTakeFirst();
   if (!row?.start_date || !row.end_date) return null;
   return { category: row.category, plate: row.plate, startDate: row.start_date, endDate: row.end_date };
 }

@@ -1,14 +1,11 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { DB } from '../schema.ts';
+import type { Db } from '../schema.ts';
 
-type Conn = Kysely<DB> | Transaction<DB>;
-
-export async function getSetting<T>(db: Conn, key: string): Promise<T | undefined> {
+export async function getSetting<T>(db: Db, key: string): Promise<T | undefined> {
   const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
   return row?.value as T | undefined;
 }
 
-export async function putSetting(db: Conn, key: string, value: unknown, at: Date): Promise<void> {
+export async function putSetting(db: Db, key: string, value: unknown, at: Date): Promise<void> {
   await db
     .insertInto('settings')
     .values({ key, value: JSON.stringify(value), updated_at: at })
@@ -16,6 +13,6 @@ export async function putSetting(db: Conn, key: string, value: unknown, at: Date
     .execute();
 }
 
-export async function deleteSetting(db: Conn, key: string): Promise<void> {
+export async function deleteSetting(db: Db, key: string): Promise<void> {
   await db.deleteFrom('settings').where('key', '=', key).execute();
 }

@@ -1,8 +1,6 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { TIME_ZONE } from '../../domain/time.ts';
-import type { DB } from '../schema.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import type { Db } from '../schema.ts';
 
 /**
  * Aggregates for the console's Overview, each over a period [from, to). Buckets are local
@@ -17,7 +15,7 @@ const bucketOf = (column: string, unit: BucketUnit) =>
 
 /** Orders created in the period by bucket and status (a draft past its expiry counts as expired). */
 export async function ordersByBucketAndStatus(
-  db: Conn,
+  db: Db,
   p: { from: Date; to: Date; unit: BucketUnit; now: Date },
 ): Promise<{ bucket: string; status: string; n: number }[]> {
   const status = sql<string>`case when status = 'draft' and expires_at <= ${p.now} then 'expired' else status end`;
@@ -33,7 +31,7 @@ export async function ordersByBucketAndStatus(
 
 /** Revenue of the orders completed in the period (refunded ones excluded), per product, in bani. */
 export async function revenueByProduct(
-  db: Conn,
+  db: Db,
   p: { from: Date; to: Date },
 ): Promise<{ product: string; orders: number; revenue: number }[]> {
   const rows = await db
@@ -62,7 +60,7 @@ export const ISSUANCE_BANDS = [1, 5, 30, 120, 600] as const;
  * 90th percentile and maximum in seconds, and how many fell in each band of ISSUANCE_BANDS.
  */
 export async function issuanceTimes(
-  db: Conn,
+  db: Db,
   p: { from: Date; to: Date },
 ): Promise<{ n: number; p50: number | null; p90: number | null; max: number | null; bands: number[] }> {
   const secs = sql<number>`extract(epoch from (completed_at - paid_at))`;
@@ -103,7 +101,7 @@ export async function issuanceTimes(
 
 /** Webhook delivery attempts in the period by bucket: delivered (2xx) and failed. */
 export async function webhookAttemptsByBucket(
-  db: Conn,
+  db: Db,
   p: { from: Date; to: Date; unit: BucketUnit },
 ): Promise<{ bucket: string; delivered: number; failed: number }[]> {
   const rows = await db
@@ -125,7 +123,7 @@ export async function webhookAttemptsByBucket(
  * last failure, the last delivery, and its events that ran out of retries in the period.
  */
 export async function webhookFailuresByPartner(
-  db: Conn,
+  db: Db,
   p: { from: Date; to: Date },
 ): Promise<
   {

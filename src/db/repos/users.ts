@@ -27,27 +27,65 @@ export async function insertUser(db: Db, user: Insertable<PortalUsersTable>): Pr
   return db.insertInto('portal_users').values(user).returningAll().executeTakeFirstOrThrow();
 }
 
-/** The user with this address (any case), locked when `forUpdate`. */
+/**
+ * The user with this address (any case) at `partnerId`, or, without one, the user holding the address
+ * (enabled, with a password) or else any with it; locked when `forUpdate`. One address may be
+ * invited by several partners; one user at most holds it (migration 19).
+ */
 export async function findUserByEmail(
   db: Db,
   email: string,
-  opts: { forUpdate?: boolean } = {},
+  opts: { forUpdate?: boolean; partnerId?: string } = {},
 ): Promise<UserRow | undefined> {
-  const q = db
+  let q = db
     .selectFrom('portal_users')
     .selectAll()
     .where(sql<string>`lower(email)`, '=', email.toLowerCase());
+  if (opts.partnerId !== undefined) q = q.where('partner_id', '=', opts.partnerId);
+  q = q
+    .orderBy(sql`password_hash is not null and disabled_at is null`, 'desc')
+    .orderBy('created_at')
+    .limit(1);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-/** The user and whether it and its partner are enabled, for signing in. */
+/**
+ * The user and whether it and its partner are enabled, for signing in: the one holding the address,
+ * else a disabled one that set a password (told it is disabled once its password is right).
+ */
 export async function findUserForSignIn(db: Db, email: string) {
   return db
     .selectFrom('portal_users as u')
     .innerJoin('partners as p', 'p.id', 'u.partner_id')
     .select(['u.password_hash', ...USER_AND_PARTNER])
     .where(sql<string>`lower(u.email)`, '=', email.toLowerCase())
+    .where('u.password_hash', 'is not', null)
+    .orderBy(sql`u.disabled_at is null`, 'desc')
+    .orderBy('u.disabled_at', 'desc')
+    .limit(1)
     .executeTakeFirst();
+}
+
+/** Whether another user holds the address: enabled, with a password (migration 19). */
+export async function emailHeldElsewhere(db: Db, email: string, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('portal_users')
+    .select('id')
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .where('password_hash', 'is not', null)
+    .where('disabled_at', 'is', null)
+    .where('id', '!=', userId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A disabled user invited again by the operator: enabled, without a password until it accepts. */
+export async function reopenUser(db: Db, id: string, role: PortalRole): Promise<void> {
+  await db
+    .updateTable('portal_users')
+    .set({ role, password_hash: null, disabled_at: null })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function listPartnerUsers(db: Db, partnerId: string): Promise<UserRow[]> {

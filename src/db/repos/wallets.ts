@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import { assertTransition } from '../../domain/order-state.ts';
 import {
   PAYING_SUB_WALLETS,
@@ -9,11 +9,9 @@ import {
   type WalletCheck,
 } from '../../domain/wallet.ts';
 import { compiledOnce } from '../compiled.ts';
-import type { DB, LedgerEntriesTable, OrderItemRow, OrderRow, SubWallet, WalletRow } from '../schema.ts';
+import type { DB, LedgerEntriesTable, OrderItemRow, OrderRow, SubWallet, WalletRow, Db } from '../schema.ts';
 
-type Conn = Kysely<DB> | Transaction<DB>;
-
-export async function findWallet(db: Conn, partnerId: string): Promise<WalletRow | undefined> {
+export async function findWallet(db: Db, partnerId: string): Promise<WalletRow | undefined> {
   return db.selectFrom('wallets').selectAll().where('partner_id', '=', partnerId).executeTakeFirst();
 }
 
@@ -123,7 +121,7 @@ export type LedgerRow = Selectable<LedgerEntriesTable>;
  * (nothing is locked), to answer the first check that refuses. undefined when no such order exists.
  */
 export async function readOrderForWalletPayment(
-  db: Conn,
+  db: Db,
   id: string,
   partnerId: string,
   spendingKey: string,
@@ -206,10 +204,7 @@ interface WalletPayer {
  * Every payment of a partner queues on the wallet row, so the row is held only while the server
  * runs this statement and commits it, never across a round trip to the service (decision 0026).
  */
-export async function payOrderFromWallet(
-  db: Conn,
-  p: WalletPayer & WalletPaymentJob,
-): Promise<WalletPayment> {
+export async function payOrderFromWallet(db: Db, p: WalletPayer & WalletPaymentJob): Promise<WalletPayment> {
   assertTransition(WALLET_PAYMENT.from, WALLET_PAYMENT.to);
   const { rows } = await payStatement(db, {
     ...guardArgs(p),
@@ -238,7 +233,7 @@ export async function payOrderFromWallet(
  * drawn in the payments' order (reconciliation's running sums follow ids).
  */
 export async function payOrdersFromWallet(
-  db: Conn,
+  db: Db,
   p: WalletPayer & { jobs: readonly WalletPaymentJob[] },
 ): Promise<WalletPayment[]> {
   assertTransition(WALLET_PAYMENT.from, WALLET_PAYMENT.to);
@@ -495,7 +490,7 @@ type PayRow = {
  * Ledger entries whose balance_after is not the running sum of their sub-wallet's entries up to
  * them (or whose running sum is negative): for reconciliation.
  */
-export async function brokenRunningSums(db: Conn) {
+export async function brokenRunningSums(db: Db) {
   const { rows } = await sql<{
     id: number;
     partner_id: string;
@@ -513,13 +508,13 @@ export async function brokenRunningSums(db: Conn) {
 }
 
 /** The ledger entries that moved money for an order (its payment and any refund), oldest first. */
-export async function orderLedger(db: Conn, orderId: string): Promise<LedgerRow[]> {
+export async function orderLedger(db: Db, orderId: string): Promise<LedgerRow[]> {
   return db.selectFrom('ledger_entries').selectAll().where('order_id', '=', orderId).orderBy('id').execute();
 }
 
 /** A partner's entries, newest first, a page at a time (keyset on id). */
 export async function ledgerPage(
-  db: Conn,
+  db: Db,
   partnerId: string,
   f: { limit: number; beforeId?: number },
 ): Promise<LedgerRow[]> {
@@ -529,7 +524,7 @@ export async function ledgerPage(
 }
 
 /** A partner's entries with created_at in [from, to), in booking order. */
-export async function ledgerBetween(db: Conn, partnerId: string, from: Date, to: Date): Promise<LedgerRow[]> {
+export async function ledgerBetween(db: Db, partnerId: string, from: Date, to: Date): Promise<LedgerRow[]> {
   return db
     .selectFrom('ledger_entries')
     .selectAll()
@@ -542,7 +537,7 @@ export async function ledgerBetween(db: Conn, partnerId: string, from: Date, to:
 
 /** Per sub-wallet, the sum of a partner's entries booked before `before` (all of them without it). */
 export async function ledgerSums(
-  db: Conn,
+  db: Db,
   partnerId: string,
   before?: Date,
 ): Promise<Record<SubWallet, number>> {
@@ -557,13 +552,13 @@ export async function ledgerSums(
   return sums;
 }
 
-export async function allWallets(db: Conn): Promise<WalletRow[]> {
+export async function allWallets(db: Db): Promise<WalletRow[]> {
   return db.selectFrom('wallets').selectAll().orderBy('partner_id').execute();
 }
 
 /** Per partner and sub-wallet, the sum of every ledger entry. */
 export async function allLedgerSums(
-  db: Conn,
+  db: Db,
 ): Promise<{ partner_id: string; wallet: SubWallet; total: number; n: number }[]> {
   const rows = await db
     .selectFrom('ledger_entries')
@@ -579,7 +574,7 @@ export async function allLedgerSums(
 }
 
 /** Every entry tied to an order, for reconciliation. */
-export async function orderLinkedEntries(db: Conn): Promise<LedgerRow[]> {
+export async function orderLinkedEntries(db: Db): Promise<LedgerRow[]> {
   return db
     .selectFrom('ledger_entries')
     .selectAll()

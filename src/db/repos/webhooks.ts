@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
-import type { WebhookEventStatus } from '../../domain/order-state.ts';
+import type { WebhookEventType } from '../../domain/order-state.ts';
 import type { Db } from '../database.ts';
 import type { DB, WebhookEventsTable } from '../schema.ts';
 import { compiledOnce } from '../compiled.ts';
@@ -11,16 +11,36 @@ export type NewOrderEvent = {
   id: string;
   orderId: string;
   partnerId: string;
-  status: WebhookEventStatus;
+  status: WebhookEventType;
   at: Date;
 };
 
 /**
  * The exact bytes every attempt of an order's event sends (and signs): the contract's webhook body
+ * for a status; a correction and a renewal notice name the order's status and the event
  * (docs/api-reference.md#webhooks).
  */
-export function eventBody(orderId: string, status: WebhookEventStatus): string {
-  return JSON.stringify({ orderId, status });
+export function eventBody(orderId: string, type: WebhookEventType): string {
+  if (type === 'corrected' || type === 'expiring') {
+    return JSON.stringify({ orderId, status: 'completed', event: type });
+  }
+  return JSON.stringify({ orderId, status: type });
+}
+
+/**
+ * The state a new event starts in: `not_subscribed` for a partner without a webhook URL or that does
+ * not receive the type (recorded all the same, for list-events: decision 0091), else as
+ * newEventState. `partner` names the partners row the statement reads.
+ */
+export function deliveryState(
+  partner: string,
+  type: unknown,
+  orderId: unknown,
+): RawBuilder<'waiting' | 'pending' | 'not_subscribed'> {
+  const p = sql.ref(partner);
+  return sql<'waiting' | 'pending' | 'not_subscribed'>`case
+    when ${p}.webhook_url is null or not (${type}::text = any(${p}.webhook_events)) then 'not_subscribed'
+    else ${newEventState(orderId)} end`;
 }
 
 /**
@@ -45,26 +65,24 @@ const orderEventStatement = compiledOnce((db, e: NewOrderEvent & { body: string 
           sql<string>`${e.id}::text`.as('id'),
           'partners.id',
           sql<string>`${e.orderId}::text`.as('order_id'),
-          sql<WebhookEventStatus>`${e.status}::text`.as('status'),
+          sql<WebhookEventType>`${e.status}::text`.as('status'),
           sql<string>`${e.body}::text`.as('body'),
-          newEventState(e.orderId).as('state'),
+          deliveryState('partners', e.status, e.orderId).as('state'),
           sql<Date>`${e.at}::timestamptz`.as('created_at'),
         ])
-        .where('partners.id', '=', e.partnerId)
-        .where('partners.webhook_url', 'is not', null)
-        .where(sql<boolean>`${e.status}::text = any(partners.webhook_events)`),
+        .where('partners.id', '=', e.partnerId),
     )
     .onConflict((oc) => oc.columns(['order_id', 'status']).doNothing())
     .returning(['id', 'state']),
 );
 
 /**
- * Records the event of an order's transition for its partner, if the partner has a webhook URL and
- * receives events of this status; in the caller's transaction, which holds the order's row lock,
- * so the events of one order are created one after another. The event is `pending` (to be
- * delivered now) unless an earlier event of the same order is still open: then it `waiting`s
- * behind it, so a receiver sees the events of an order in the order they happened.
- * Returns the event and its state, or undefined when the partner receives no such event.
+ * Records the event of an order's transition for its partner, in the caller's transaction, which
+ * holds the order's row lock, so the events of one order are created one after another. The event
+ * is `not_subscribed` when the partner has no webhook URL or does not receive this type; else
+ * `pending` (to be delivered now) unless an earlier event of the same order is still open: then it
+ * `waiting`s behind it, so a receiver sees the events of an order in the order they happened.
+ * Returns the event and its state, or undefined when the order had an event of this type already.
  *
  * The caller holds the order's row lock (lockOrder, or the UPDATE of transition()) since an
  * earlier statement, and, as its event may wait, has moved the order's status (only the first event
@@ -76,9 +94,9 @@ const orderEventStatement = compiledOnce((db, e: NewOrderEvent & { body: string 
 export async function createOrderEvent(
   trx: Transaction<DB>,
   e: NewOrderEvent,
-): Promise<{ id: string; state: 'waiting' | 'pending' } | undefined> {
+): Promise<{ id: string; state: 'waiting' | 'pending' | 'not_subscribed' } | undefined> {
   const { rows } = await orderEventStatement(trx, { ...e, body: eventBody(e.orderId, e.status) });
-  return rows[0] as { id: string; state: 'waiting' | 'pending' } | undefined;
+  return rows[0] as { id: string; state: 'waiting' | 'pending' | 'not_subscribed' } | undefined;
 }
 
 /**
@@ -114,7 +132,7 @@ export async function findEvent(db: Db, id: string): Promise<WebhookEventRow | u
 export async function findOrderEvent(
   db: Db,
   orderId: string,
-  status: WebhookEventStatus,
+  status: WebhookEventType,
 ): Promise<WebhookEventRow | undefined> {
   return db
     .selectFrom('webhook_events')
@@ -196,7 +214,7 @@ export interface AttemptRecord {
   eventId: string;
   attempt: number | null;
   url: string | null;
-  trigger: 'automatic' | 'operator';
+  trigger: 'automatic' | 'operator' | 'partner';
   at: Date;
   httpStatus: number | null;
   error: string | null;
@@ -317,6 +335,15 @@ const settleUnlessWaitingStatement = compiledOnce(
       ]);
   },
 );
+
+/** A re-send the partner asked for was attempted: list-events counts it with the attempts. */
+export async function countResend(trx: Transaction<DB>, id: string): Promise<void> {
+  await trx
+    .updateTable('webhook_events')
+    .set((eb) => ({ resends: eb('resends', '+', 1) }))
+    .where('id', '=', id)
+    .execute();
+}
 
 export async function recordAttempt(db: Db, a: AttemptRecord): Promise<void> {
   await db.insertInto('webhook_attempts').values(attemptValues(a)).execute();

@@ -223,6 +223,8 @@ export interface SaleState {
   offer: Record<string, string | number | boolean | null>;
   /** The create-order form's one-time token: the idempotency key of the order (decision 0061). */
   once: string;
+  /** Sell again: the order renewed and the new cover's first day. */
+  renewal?: { orderId: string; startDate: string };
 }
 
 const macOf = (req: FastifyRequest, payload: string) =>
@@ -260,4 +262,15 @@ const isSale = (v: unknown): v is SaleState =>
   isRecord(v.quote) &&
   isRecord(v.offer) &&
   Object.values(v.offer).every((x) => x === null || typeof x !== 'object') &&
-  typeof v.once === 'string';
+  typeof v.once === 'string' &&
+  (v.renewal === undefined ||
+    (isRecord(v.renewal) &&
+      typeof v.renewal.orderId === 'string' &&
+      typeof v.renewal.startDate === 'string'));
+
+/** The renewal a quote form carries (hidden fields), if it is well formed. */
+export const renewalIn = (body: Body): SaleState['renewal'] => {
+  const orderId = one(body.renew_order);
+  const startDate = one(body.renew_from);
+  return /^\d{4}-\d{2}-\d{2}$/.test(startDate) && orderId ? { orderId, startDate } : undefined;
+};

@@ -106,6 +106,8 @@ export function detailsPage(app: App, svc: Services, show: ReturnType<typeof det
       // The form's one-time token: the idempotency key of the order it creates (decision 0061).
       const sale = { ...chosen, once: Buffer.from(svc.randomBytes(18)).toString('base64url') };
       const { values, rows } = prefill(desk, sale);
+      // Sell again: the new cover starts the day after the old one ends, whatever the offer's earliest.
+      if (sale.renewal) values.set('start_date', sale.renewal.startDate);
       return show(req, reply, { sale, values, rows, customer: { name: '', phone: '', email: '' } });
     },
   );

@@ -24,7 +24,7 @@ import { salePages } from './sale.ts';
 export async function sellPages(app: App, svc: Services, render: Render): Promise<void> {
   const showQuote = quoteForm(svc, render);
   const showDetails = detailsForm(svc, render);
-  quoteFormPage(app, showQuote);
+  quoteFormPage(app, svc, showQuote);
   offersPage(app, svc, render, showQuote);
   detailsPage(app, svc, showDetails);
   createOrderPage(app, svc, showDetails);

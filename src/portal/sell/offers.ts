@@ -3,7 +3,16 @@ import type { Services } from '../../app/services.ts';
 import type { App } from '../../http/typed.ts';
 import { fieldsOf, formValues, requestOf } from '../schema-form.ts';
 import { unlessRefused, userOf, type Render } from '../web.ts';
-import { deskOf, formErrors, FormBody, one, productName, refusalErrors, saleToken } from './desk.ts';
+import {
+  deskOf,
+  formErrors,
+  FormBody,
+  one,
+  productName,
+  refusalErrors,
+  renewalIn,
+  saleToken,
+} from './desk.ts';
 import { offersOf } from './offers-of.ts';
 import type { quoteForm } from './quote-form.ts';
 import { reshape } from './rows.ts';
@@ -26,12 +35,15 @@ export function offersPage(
     const desk = deskOf(svc, req, m.product);
     const { values, rows } = formValues(body);
     const registered = one(body.registered);
-    if (reshape(body, rows, values)) return showQuote(req, reply, product, { registered, values, rows });
+    const renewal = renewalIn(body);
+    if (reshape(body, rows, values))
+      return showQuote(req, reply, product, { registered, renewal, values, rows });
     const item = requestOf(m.schemas.quote, values, rows);
     const request = { product: m.product, ...item };
     const fields = fieldsOf(m.schemas.quote, { values, rows, choices: desk.choices, words: desk.words });
     const errors = formErrors(desk, m.schemas.quote, item, fields);
-    if (errors.size) return showQuote(req, reply, product, { registered, values, rows, errors }, 400);
+    if (errors.size)
+      return showQuote(req, reply, product, { registered, renewal, values, rows, errors }, 400);
     return unlessRefused(
       async () => {
         const offers = offersOf(desk, await sellQuote(svc, userOf(req), request));
@@ -42,7 +54,13 @@ export function offersPage(
           productName: productName(desk.t, m.product),
           offers: offers.map((o) => ({
             ...o,
-            sale: saleToken(req, { product: m.product, quote: request, offer: o.chosen, once: '' }),
+            sale: saleToken(req, {
+              product: m.product,
+              quote: request,
+              offer: o.chosen,
+              once: '',
+              ...(renewal ? { renewal } : {}),
+            }),
           })),
         });
       },

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sellModule, SELL_PRODUCTS } from '../../app/portal/sell.ts';
+import { renewalOf, sellModule, SELL_PRODUCTS } from '../../app/portal/sell.ts';
 import type { Services } from '../../app/services.ts';
 import type { App } from '../../http/typed.ts';
-import { fieldsOf, type Values } from '../schema-form.ts';
-import { Text, type Render } from '../web.ts';
+import { fieldsOf, valuesOf, type Values } from '../schema-form.ts';
+import { Text, userOf, type Render } from '../web.ts';
 import { deskOf, summaryOf, productName, type Errors } from './desk.ts';
 
 /** What the quote form shows again after a refusal: what was typed, and what is wrong with it. */
@@ -15,6 +15,8 @@ export interface QuoteState {
   rows: Map<string, number>;
   errors?: Errors;
   error?: string;
+  /** Sell again: the order renewed and the new cover's first day, carried to the order form. */
+  renewal?: { orderId: string; startDate: string } | undefined;
 }
 
 /**
@@ -57,6 +59,7 @@ export function quoteForm(svc: Services, render: Render) {
         productName: m ? productName(desk.t, m.product) : '',
         fields,
         registered,
+        renewal: state.renewal,
         summary: summaryOf(state.errors),
         error: state.error,
       },
@@ -65,15 +68,36 @@ export function quoteForm(svc: Services, render: Render) {
   };
 }
 
-export function quoteFormPage(app: App, show: ReturnType<typeof quoteForm>): void {
+export function quoteFormPage(app: App, svc: Services, show: ReturnType<typeof quoteForm>): void {
   app.get(
     '/sell',
-    { schema: { querystring: Type.Object({ product: Text(40), registered: Text(10), done: Text(40) }) } },
-    async (req, reply) =>
-      show(req, reply, req.query.product || undefined, {
-        values: new Map(),
-        rows: new Map(),
-        ...(req.query.registered ? { registered: req.query.registered } : {}),
-      }),
+    {
+      schema: {
+        querystring: Type.Object({
+          product: Text(40),
+          registered: Text(10),
+          done: Text(40),
+          again: Text(64),
+        }),
+      },
+    },
+    async (req, reply) => {
+      const again = req.query.again;
+      if (!again) {
+        return show(req, reply, req.query.product || undefined, {
+          values: new Map(),
+          rows: new Map(),
+          ...(req.query.registered ? { registered: req.query.registered } : {}),
+        });
+      }
+      // Sell again: the old order's request filled in, the new cover from the day after the old one.
+      const r = await renewalOf(svc, userOf(req), again);
+      const { values, rows } = valuesOf(r.request);
+      values.delete('product');
+      if (r.startDate) values.set('start_date', r.startDate);
+      const renewal = r.startDate ? { orderId: again, startDate: r.startDate } : undefined;
+      const registered = 'foreign_vehicle' in r.request ? 'abroad' : 'md';
+      return show(req, reply, r.product, { values, rows, renewal, registered });
+    },
   );
 }

@@ -24,6 +24,7 @@ export class SandboxRoVignetteRegistry implements RoVignetteRegistry {
     plate?: string;
     vin?: string;
     today: string;
+    exceptOrder?: string;
   }): Promise<ActiveRoVignette | null> {
     const issued = await lastIssuedRoVignette(this.db, q);
     const test = this.testVignette(q);

@@ -158,10 +158,27 @@ export const TEST_VEHICLES: readonly RegisteredVehicle[] = [
     vin: 'WBAKS410X0C000011',
     owner: owner('Andrei Cojocaru', '0990123456780', 'Chișinău'),
   },
+  {
+    certificate: '100000012',
+    plate: 'CAN012',
+    make: 'FORD',
+    model: 'FOCUS',
+    year: 2018,
+    category: 'M1',
+    maxMassKg: 1800,
+    seats: 5,
+    fuel: 'petrol',
+    engineCc: 1596,
+    vin: 'WF0AXXGCHAJ000012',
+    owner: owner('Ion Rusu', '2003000000016', 'Orhei'),
+  },
 ];
 
 /** The one test vehicle whose every issuance the sandbox providers refuse. */
 export const FAILING_CERTIFICATE = '100000010';
+
+/** The test vehicle whose insurer refuses every cancellation. */
+export const NO_CANCELLATION_CERTIFICATE = '100000012';
 
 export class SandboxVehicleRegistry implements VehicleRegistry {
   private readonly byCertificate = new Map(TEST_VEHICLES.map((v) => [v.certificate, v]));

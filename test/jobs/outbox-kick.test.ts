@@ -7,7 +7,7 @@ import { Outbox } from '../../src/jobs/outbox.ts';
  * waiting for the once-a-second poll (not started here), kicks within the gather window make one
  * dispatch, a kick during a dispatch makes one more after it, and a stop dispatches what is left.
  * Its dispatches on the database are tested in test/wallet/outbox.test.ts and
- * test/foundation/issuance-completion.test.ts.
+ * test/app/issuance-completion.test.ts.
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

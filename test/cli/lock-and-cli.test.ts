@@ -60,8 +60,10 @@ describe('npm run admin', () => {
       name: 'CLI Agent',
       webhook_url: null,
       webhook_events: ['completed'],
+      renewal_notice_days: 30,
       wallet: false,
-      require_timestamped_signature: false,
+      // On unless asked otherwise (decision 0084).
+      require_timestamped_signature: true,
     });
     const id = JSON.parse(created.stdout).id as string;
 
@@ -79,9 +81,9 @@ describe('npm run admin', () => {
       const renamed = await admin(dir, 'partners', 'update', id, '--name', 'CLI Agent 2');
       expect(renamed.code, renamed.stderr).toBe(0);
       // The switch to timestamped request signatures (decision 0045), and a word it does not take.
-      const switched = await admin(dir, 'partners', 'update', id, '--require-timestamped-signature', 'true');
+      const switched = await admin(dir, 'partners', 'update', id, '--require-timestamped-signature', 'false');
       expect(switched.code, switched.stderr).toBe(0);
-      expect(JSON.parse(switched.stdout).require_timestamped_signature).toBe(true);
+      expect(JSON.parse(switched.stdout).require_timestamped_signature).toBe(false);
       const wrong = await admin(dir, 'partners', 'update', id, '--require-timestamped-signature', 'yes');
       expect(wrong.code).not.toBe(0);
       expect(wrong.stderr).toContain('--require-timestamped-signature must be true or false');

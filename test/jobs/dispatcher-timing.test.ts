@@ -7,7 +7,7 @@ import { WebhookDispatcher } from '../../src/jobs/webhook-dispatcher.ts';
  * The webhook dispatcher's own timing (src/jobs/webhook-dispatcher.ts), apart from any database: a
  * finished job is completed at once when no completion is under way, and the jobs that finish
  * during one are completed together by the next statement (a group commit, no timer). Its
- * deliveries on the database are tested in test/foundation/webhook-events.test.ts.
+ * deliveries on the database are tested in test/app/webhook-events.test.ts.
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -196,8 +196,10 @@ describe('operator API', () => {
       name: 'Agent A',
       webhook_url: null,
       webhook_events: ['completed'],
+      renewal_notice_days: 30,
       wallet: true,
-      require_timestamped_signature: false,
+      // On unless asked otherwise (decision 0084).
+      require_timestamped_signature: true,
     });
     const b = await h.admin('POST', '/admin/partners', {
       name: 'Agent B',

@@ -95,11 +95,16 @@ describe('completing an issued order in one statement', () => {
     expect(await footprint(id)).toEqual({ ...before, policy: `RCA-${'c'.repeat(32)}`, documents: 2 });
   });
 
-  it('records no event for a partner without a webhook URL, and queues nothing', async () => {
+  it('records the event of a partner without a webhook URL as not_subscribed, and queues nothing', async () => {
     const silent = await h.newPartner();
     const id = await paidRcaOrder(h, silent, TODAY);
     expect(await complete(id, 'd'.repeat(32), 'evt_completion_d')).toEqual({ moved: true, queued: false });
-    expect(await footprint(id)).toMatchObject({ status: 'completed', events: [], queued: 0, jobs: 0 });
+    expect(await footprint(id)).toMatchObject({
+      status: 'completed',
+      events: [{ state: 'not_subscribed', body: `{"orderId":"${id}","status":"completed"}` }],
+      queued: 0,
+      jobs: 0,
+    });
   });
 
   it('completes an order whose items were all stored before without storing one', async () => {
