@@ -211,7 +211,7 @@ it('rotates the secret (both work), retires the old one, and sends a test webhoo
 
   await page.getByLabel('Webhook URL').fill(receiver.url);
   await page.getByLabel('failed').check();
-  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await page.locator('#webhook').getByRole('button', { name: 'Save', exact: true }).click();
   await expect.poll(() => page.getByRole('status').textContent()).toBe('The webhook settings are saved.');
   await page.getByRole('button', { name: 'Send test event' }).click();
   await expect.poll(() => page.getByRole('status').textContent()).toBe('The test event was delivered.');
