@@ -95,6 +95,7 @@ export async function issueOrder(
         price: formatAmount(item.price, 'MDL'),
         ...(item.start_date ? { startDate: formatDmy(item.start_date) } : {}),
         ...(item.end_date ? { endDate: formatDmy(item.end_date) } : {}),
+        specimen: svc.config.sandbox,
       });
       const fields = { product: item.product, ...issued.fields };
       const token = Buffer.from(svc.randomBytes(16)).toString('hex');

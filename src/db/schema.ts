@@ -288,7 +288,7 @@ export interface PortalUsersTable {
   password_hash: string | null;
   created_at: Timestamp;
   disabled_at: Timestamp | null;
-  /** The portal language the user chose (migration 20); null: Accept-Language decides. */
+  /** The portal language the user chose (migration 22); null: Accept-Language decides. */
   language: ColumnType<
     'ro' | 'ru' | 'en' | null,
     'ro' | 'ru' | 'en' | null | undefined,

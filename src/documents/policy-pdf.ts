@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { create } from 'fontkit';
 import { PdfDocument, PdfFace, wrapText } from './pdf-writer.ts';
+import { PRODUCT_NAMES_RO } from './product-names.ts';
 
 export interface PolicyField {
   label: string;
@@ -18,6 +19,8 @@ export interface PolicyDocument {
   price: string;
   startDate?: string;
   endDate?: string;
+  /** A sandbox's policy: marked `SPECIMEN — sandbox` on every page, so nobody takes it for a real one. */
+  specimen?: boolean;
 }
 
 // The 14 standard PDF fonts are WinAnsi-only and cannot show ș/ț (U+0219/U+021B),
@@ -70,6 +73,8 @@ const BRAND = '#1f4e79';
 const RULE = '#d0d7de';
 const TINT = '#eef3f8';
 const ZEBRA = '#f7f9fb';
+const SPECIMEN = '#b42318';
+export const SPECIMEN_TEXT = 'SPECIMEN — sandbox';
 const CELL_PAD = 6;
 // A little air between wrapped lines; DejaVu's default leading looks cramped in bold.
 const LINE_GAP = 1.5;
@@ -148,7 +153,7 @@ function drawHeader(c: Canvas, d: PolicyDocument, x: number, y: number, w: numbe
   // Order ids can be long (UUIDs), so that column gets most of the width.
   const cols: [string, string, number][] = [
     ['NR. COMANDĂ', d.orderId, 0.5],
-    ['PRODUS', d.product, 0.2],
+    ['PRODUS', PRODUCT_NAMES_RO[d.product] ?? d.product, 0.2],
     ['EMIS LA', d.issuedAt, 0.3],
   ];
   let cx = x;
@@ -253,10 +258,14 @@ function drawTotals(c: Canvas, d: PolicyDocument, x: number, y: number, w: numbe
   return y + boxH + 20;
 }
 
-function drawFooters(c: Canvas, x: number, w: number): void {
+function drawFooters(c: Canvas, x: number, w: number, specimen: boolean): void {
   const count = c.doc.pageCount;
   for (let i = 0; i < count; i++) {
     c.doc.switchToPage(i);
+    if (specimen) {
+      // In the top margin of every page, above anything the body draws.
+      put(c, { font: 'bold', size: 12, color: SPECIMEN }, SPECIMEN_TEXT, x, MARGIN - 34, w, PAGE_HEIGHT);
+    }
     // The footer sits in the band below the body, so it may run to the page's edge.
     const fy = PAGE_HEIGHT - MARGIN - 10;
     rule(c, x, fy - 8, w);
@@ -296,6 +305,6 @@ export async function renderPolicyPdf(d: PolicyDocument): Promise<Buffer> {
   y = drawParties(c, d, x, y, w);
   y = drawFields(c, d.fields, x, y, w);
   drawTotals(c, d, x, y, w);
-  drawFooters(c, x, w);
+  drawFooters(c, x, w, d.specimen === true);
   return doc.finish();
 }

@@ -9,7 +9,8 @@ import { sendTestEvent } from '../app/portal/send-test-event.ts';
 import type { Services } from '../app/services.ts';
 import { WEBHOOK_EVENT_TYPES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
-import { showPage, Text, unlessRefused, userOf, type Render } from './web.ts';
+import { say } from './reasons.ts';
+import { showPage, Text, tOf, unlessRefused, userOf, type Render } from './web.ts';
 
 /** A group of checkboxes: absent, one value, or several. */
 const Checks = Type.Optional(
@@ -22,7 +23,7 @@ export async function developerPages(app: App, svc: Services, render: Render): P
   const show = showPage(render, 'developers', async (req) => {
     const dev = await readDevelopers(svc, userOf(req));
     return {
-      title: 'Developers',
+      title: tOf(req)('dev.title'),
       current: 'developers',
       dev,
       events: WEBHOOK_EVENT_TYPES,
@@ -44,11 +45,11 @@ export async function developerPages(app: App, svc: Services, render: Render): P
           req,
           reply,
           'secret',
-          { title: 'New secret', current: 'developers', partnerId: user.partnerId, secret },
+          { title: tOf(req)('dev.newSecret'), current: 'developers', partnerId: user.partnerId, secret },
           201,
         );
       },
-      (r) => show(req, reply, { error: r.message }, r.status),
+      (r) => show(req, reply, { error: say(tOf(req), r.message) }, r.status),
     ),
   );
 
@@ -58,7 +59,7 @@ export async function developerPages(app: App, svc: Services, render: Render): P
         await retireSecret(svc, userOf(req));
         return reply.redirect('/portal/developers?done=retired', 303);
       },
-      (r) => show(req, reply, { error: r.message }, r.status),
+      (r) => show(req, reply, { error: say(tOf(req), r.message) }, r.status),
     ),
   );
 
@@ -77,7 +78,7 @@ export async function developerPages(app: App, svc: Services, render: Render): P
           const done = required ? 'timestamped-required' : 'timestamped-optional';
           return reply.redirect(`/portal/developers?done=${done}#signatures`, 303);
         },
-        (r) => show(req, reply, { error: r.message }, r.status),
+        (r) => show(req, reply, { error: say(tOf(req), r.message) }, r.status),
       ),
   );
 
@@ -94,7 +95,8 @@ export async function developerPages(app: App, svc: Services, render: Render): P
           return reply.redirect('/portal/developers?done=webhook-saved#webhook', 303);
         },
         // What was typed stays in the form, beside the reason.
-        (r) => show(req, reply, { webhookError: r.message, webhook: { url, events } }, r.status),
+        (r) =>
+          show(req, reply, { webhookError: say(tOf(req), r.message), webhook: { url, events } }, r.status),
       );
     },
   );
@@ -136,11 +138,11 @@ export async function developerPages(app: App, svc: Services, render: Render): P
         const test = await sendTestEvent(svc, userOf(req));
         return show(req, reply, {
           test,
-          notice: test.delivered ? 'The test event was delivered.' : undefined,
+          notice: test.delivered ? tOf(req)('dev.testDelivered') : undefined,
           error: test.delivered ? undefined : `The test event was not delivered: ${test.error}.`,
         });
       },
-      (r) => show(req, reply, { error: r.message }, r.status),
+      (r) => show(req, reply, { error: say(tOf(req), r.message) }, r.status),
     ),
   );
 }

@@ -137,7 +137,7 @@ function formatsOf(language: Language): Formats {
       const at = iso ? wall(iso) : undefined;
       return at ? time.format(at) : (iso ?? '');
     },
-    country: (iso2) => regions.of(iso2) ?? iso2,
+    country: (iso2) => (/^[A-Z]{2}$/.test(iso2) ? (regions.of(iso2) ?? iso2) : iso2),
     json: (v) => (v === null || v === undefined ? '' : JSON.stringify(v, null, 2)),
   };
 }

@@ -1,77 +1,76 @@
-/**
- * Request fields in words, for the sales desk's forms (docs/decisions/0060-sales-desk-forms-from-schemas.md).
- * A field's path (`foreign_vehicle.category`, a row of a list as `persons[]`) is looked up whole,
- * then by its last name; a field named nowhere here is its name in words (`locality_name` →
- * "Locality name"), so a field added to a schema gets a label without a line here.
- */
-const BY_PATH: Record<string, string> = {
-  vehicle: 'Vehicle registration certificate number',
-  idnx: 'IDNP or IDNO of the owner',
-  idnp: 'IDNP',
-  vin: 'VIN',
-  vehicle_category: 'Vehicle category',
-  category: 'Vehicle category',
-  registration_number: 'Plate number',
-  plate_number: 'Plate number',
-  identity_document: 'Identity document (IDNP or passport number)',
-  driver_full_name: 'Driver’s full name',
-  country: 'Country',
-  foreign_vehicle: 'Foreign vehicle (instead of a Moldovan registration certificate)',
-  'foreign_vehicle.registration_country': 'Registration country',
-  'foreign_vehicle.category': 'Vehicle category',
-  max_authorized_mass: 'Maximum authorised mass (kg)',
-  places: 'Seats',
-  residence_country: 'Driver’s country of residence',
-  start_date: 'Start date',
-  end_date: 'End date',
-  duration: 'Duration (days)',
-  period: 'Period',
-  region: 'Region',
-  validity: 'Validity',
-  lang: 'Language of the offers',
-  insurance_company: 'Insurance company',
-  company_name: 'Insurance company',
-  amount: 'Insured amount (EUR)',
-  covered_territories: 'Covered territories',
-  is_multiple_type: 'Multiple trips',
-  availability: 'Availability (months)',
-  insured_days: 'Insured days',
-  include_additional_risk: 'Include additional risks',
-  activity: 'Activity',
-  persons: 'Travellers',
-  'persons[]': 'Traveller',
-  first_name: 'First name',
-  last_name: 'Last name',
-  birthday: 'Date of birth',
-  address: 'Address',
-  passport: 'Passport series and number',
-  contractor: 'Policyholder',
-  'contractor.type': 'Policyholder type',
-  'contractor.idnx': 'IDNP or IDNO',
-  fullName: 'Company name',
-  full_name: 'Company name (alternative spelling)',
-  baggage_pcs: 'Checked baggage pieces',
-  flight_numbers: 'Flight numbers',
-  'flight_numbers[]': 'Flight number',
-  contractor_full_name: 'Policyholder’s full name',
-  locality_id: 'Locality code (CUATM)',
-  emission_class: 'Emission class',
-  emission_proof_declared: 'Customer holds a document proving the emission class',
-  make: 'Make',
-  model: 'Model',
-};
+import iso from 'i18n-iso-countries';
+import { iso2Of } from '../products/countries.ts';
+import { hasMessage, type Formats, type T } from './i18n.ts';
 
-const words = (name: string) => {
-  const spaced = name
+/**
+ * Request fields and their choices in words, in the page's language
+ * (docs/decisions/0060-sales-desk-forms-from-schemas.md, 0096-portal-languages.md). A field's path
+ * (`foreign_vehicle.category`, a row of a list as `persons[]`) is looked up in the catalogue whole
+ * (`field.foreign_vehicle.category`), then by its last name (`field.category`); test/portal/sell.test.ts
+ * fails when a field of a product has neither, so a field added to a schema needs its words.
+ */
+export interface DeskWords {
+  t: T;
+  f: Formats;
+  label(path: string): string;
+  /** The catalogue's help for a field, if it has one (never the schema's, which speaks to integrators). */
+  help(path: string): string | undefined;
+  /** A value the clerk chooses, in words. */
+  choice(path: string, value: string): string;
+  /** A country by an ISO alpha-2 or alpha-3 code, or a region of the catalogue by its code. */
+  place(code: string): string;
+}
+
+/** Fallback for a field without words (test/portal/sell.test.ts fails for a product's field). */
+const spaced = (name: string) => {
+  const s = name
     .replace(/\[\]$/, '')
     .replace(/([a-z])([A-Z])/g, '$1 $2')
     .replaceAll('_', ' ')
     .toLowerCase();
-  return spaced.charAt(0).toUpperCase() + spaced.slice(1);
+  return s.charAt(0).toUpperCase() + s.slice(1);
 };
 
-/** The words of a field's path. */
-export function labelOf(path: string): string {
-  const last = path.split('.').at(-1)!;
-  return BY_PATH[path] ?? BY_PATH[last] ?? words(last);
+const lastOf = (path: string) => path.split('.').at(-1)!;
+
+/** The first catalogue key of `keys` that holds a message. */
+const firstKey = (keys: readonly string[]) => keys.find((k) => hasMessage(k));
+
+/** Whether a field's path names a label in the catalogue (whole, or by its last name). */
+export const hasLabel = (path: string): boolean => !!firstKey([`field.${path}`, `field.${lastOf(path)}`]);
+
+/** Fields whose values are counts of days. */
+const DAYS = new Set(['duration', 'insured_days']);
+
+export function deskWords(t: T, f: Formats): DeskWords {
+  const place = (code: string) => {
+    if (hasMessage(`territory.${code}`)) return t(`territory.${code}`);
+    const iso2 = code.length === 3 ? (iso2Of(code) ?? iso.alpha3ToAlpha2(code)) : code;
+    return iso2 ? f.country(iso2) : code;
+  };
+  return {
+    t,
+    f,
+    place,
+    label: (path) => {
+      const key = firstKey([`field.${path}`, `field.${lastOf(path)}`]);
+      return key ? t(key) : spaced(lastOf(path));
+    },
+    help: (path) => {
+      const key = firstKey([`help.${path}`, `help.${lastOf(path)}`]);
+      return key ? t(key) : undefined;
+    },
+    choice: (path, value) => {
+      const last = lastOf(path);
+      const key = firstKey([`choice.${path}.${value}`, `choice.${last}.${value}`]);
+      if (key) return t(key);
+      if (value === 'true') return t('choice.yes');
+      if (value === 'false') return t('choice.no');
+      if (DAYS.has(last) && /^\d+$/.test(value)) return t('choice.days', { count: Number(value) });
+      if (/(^|\.)(country|registration_country|residence_country|covered_territories)$/.test(path)) {
+        return place(value);
+      }
+      return value;
+    },
+  };
 }

@@ -24,10 +24,12 @@ import {
   NOTICES,
   showById,
   Text,
+  tOf,
   unlessRefused,
   userOf,
   type Render,
 } from './web.ts';
+import { say } from './reasons.ts';
 
 const ListQuery = Type.Object({
   q: Text(),
@@ -48,7 +50,13 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
     return listPage(req, reply, render, {
       view: 'orders',
       filters,
-      data: { title: 'Orders', current: 'orders', filters, statuses: ORDER_STATUSES, products: PRODUCTS },
+      data: {
+        title: tOf(req)('orders.title'),
+        current: 'orders',
+        filters,
+        statuses: ORDER_STATUSES,
+        products: PRODUCTS,
+      },
       rows: 'orders',
       load: (page) =>
         findOrders(svc, userOf(req), { ...rest, expiring: expiring === 'true', limit: PAGE, ...page }),
@@ -57,7 +65,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
 
   const showOrder = showById(render, 'order', async (req, id) => {
     const order = await readOrder(svc, userOf(req), id);
-    return { title: `Order ${order.id}`, current: 'orders', order };
+    return { title: tOf(req)('order.title', { id: order.id }), current: 'orders', order };
   });
 
   app.get(
@@ -83,7 +91,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
           req,
           reply,
           'error',
-          { title: 'Policy cancelled', message: 'Policy cancelled: the order was refunded.' },
+          { title: tOf(req)('order.policyCancelled'), message: tOf(req)('order.policyCancelledMessage') },
           410,
         );
       }
@@ -188,7 +196,14 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
         (r) =>
           unlessRefused(
             () => showOrder(req, reply, id, { error: r.message }, r.status),
-            () => render(req, reply, 'error', { title: 'Refused', message: r.message }, r.status),
+            () =>
+              render(
+                req,
+                reply,
+                'error',
+                { title: tOf(req)('error.title'), message: say(tOf(req), r.message) },
+                r.status,
+              ),
           ),
       );
     },

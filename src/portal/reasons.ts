@@ -3,16 +3,106 @@ import type { T } from './i18n.ts';
 /**
  * Refusals in the clerk's language (decision 0097). The use cases refuse in the partner API's
  * English words, which partners read on the wire and which stay as they are; the portal shows each
- * refusal it knows by its catalogue message (`reason.*`), with the values the English one named.
- * A refusal not listed here is shown as the API words it.
+ * refusal it knows by its catalogue message (`reason.*`), with the values the English one named
+ * (dates day first; a role, an area or a status in words). A refusal not listed here is shown as the
+ * API words it (the report of issue 48 lists those a clerk may meet).
  */
-const REASONS: readonly (readonly [RegExp, string])[] = [];
+const REASONS: readonly (readonly [RegExp, string])[] = [
+  [/^[\w.[\]]+ has an invalid check digit$/, 'reason.checkDigit'],
+  [/^Vehicle not found$/, 'reason.vehicleNotFound'],
+  [/^[\w.]+ must be between (?<from>\d{4}-\d\d-\d\d) and (?<to>\d{4}-\d\d-\d\d)$/, 'reason.dateBetween'],
+  [/^idnx is not the registered owner of the vehicle$/, 'reason.notOwner'],
+  [/^end_date is required for a single trip/, 'reason.endDateRequired'],
+  [/^end_date must not be before start_date$/, 'reason.endBeforeStart'],
+  [
+    /^(Exactly one of vehicle or foreign_vehicle is required|Provide exactly one of vehicle or foreign_vehicle|Send either vehicle or foreign_vehicle, not both)$/,
+    'reason.oneVehicle',
+  ],
+  [/^customer\.name is required: it is the vignette holder$/, 'reason.holderName'],
+  [/^emission_class requires emission_proof_declared$/, 'reason.emissionProof'],
+  [/^Invalid emission_class$/, 'reason.emissionClass'],
+  [/^persons\[\d+\]: birthday \S+ is after start_date$/, 'reason.birthdayAfterStart'],
+  [/^persons\[\d+\]: persons older than (?<oldest>\d+) cannot be insured$/, 'reason.tooOld'],
+  [/^A single trip lasts at most (?<days>\d+) days$/, 'reason.tripTooLong'],
+  [/^covered_territories: \S+ is the country of residence and cannot be covered$/, 'reason.residenceCovered'],
+  [/^foreign_vehicle\.registration_country must not be MD/, 'reason.foreignNotMd'],
+  [/^contractor\.idnx of a company must be an IDNO$/, 'reason.companyIdno'],
+  [/^baggage_pcs must be between 1 and (?<max>\d+)$/, 'reason.baggagePieces'],
+  [/^(RCA|Green card) is not sold for vehicle category (?<category>\S+)$/, 'reason.categoryNotSold'],
+  [/^Road tax is not collected for vehicle category (?<category>\S+)$/, 'reason.categoryNotSold'],
+  [/^Period \S+ is not on sale$/, 'reason.periodNotOnSale'],
+  [
+    /^Emission class (?<asked>\S+) requires a vehicle manufactured in (?<year>\d+) or later$/,
+    'reason.emissionYear',
+  ],
+  [/^covered_territories: unknown territory \S+$/, 'reason.unknownTerritory'],
+  [/^[\w.]+ \S+ is not a known ISO2 or ISO3 country code$/, 'reason.unknownCountry'],
+  [/^insured_days must not exceed the (?<days>\d+) days of the availability period$/, 'reason.insuredDays'],
+  [/^email must be an address like/, 'reason.email'],
+  [/^A portal user with the email (?<email>\S+) exists already$/, 'reason.userExists'],
+  [/^You cannot disable yourself/, 'reason.disableYourself'],
+  [/^User not found, or disabled already$/, 'reason.userNotFound'],
+  [/^The webhook URL is longer than 2000 characters$/, 'reason.webhookLong'],
+  [/^Order is not payable \(status (?<status>\w+)\)$/, 'reason.notPayable'],
+  [/^Order not found$/, 'reason.orderNotFound'],
+  [/^No wallet account linked to this partner$/, 'reason.noWallet'],
+  [/^Balance spending is disabled$/, 'reason.spendingDisabled'],
+  [/^Balance cannot be applied to this order$/, 'reason.notEligible'],
+  [/^Insufficient balance$/, 'reason.insufficient'],
+  [/^This form is incomplete: start again from Sell\.$/, 'sell.incomplete'],
+  [/^This form was already used: start again from Sell\.$/, 'reason.formUsed'],
+  [/^This form is still being processed/, 'reason.formProcessing'],
+  [/^That email and password do not match an account/, 'reason.wrongCredentials'],
+  [
+    /^Too many failed sign-ins for this address: try again in (?<minutes>\d+) min\.$/,
+    'reason.tooManyAddress',
+  ],
+  [
+    /^Too many failed sign-ins for this email from this address: try again in (?<minutes>\d+) min\.$/,
+    'reason.tooManyEmail',
+  ],
+  [/^Your partner account is disabled/, 'reason.partnerDisabled'],
+  [/^Your user is disabled/, 'reason.userDisabled'],
+  [/^Your session has ended/, 'reason.sessionEnded'],
+  [/^This request came from another site/, 'reason.otherSite'],
+  [/^This form did not carry the portal’s security token/, 'reason.csrf'],
+  [/^There is no portal page at (?<path>\S+)\.$/, 'reason.noPage'],
+  [/^Something went wrong; quote request id (?<id>\S+) to /, 'reason.unexpected'],
+  [/^The form is larger than 64 KiB\.$/, 'reason.tooLarge'],
+  [/^(?<area>\w+) is for the .+ roles; you are signed in as (?<role>\w+)\./, 'reason.area'],
+  [/^Re-sending webhooks is for the owner and developer roles\.$/, 'reason.resendRoles'],
+  [/^This invitation link does not work/, 'reason.invalidInvitation'],
+  [
+    /^The password must be at least (?<min>\d+) characters long \(this one has (?<length>\d+)\)\.$/,
+    'reason.passwordShort',
+  ],
+  [/^The password must be at most (?<max>\d+) characters long\.$/, 'reason.passwordLong'],
+  [/^This password is among the 10 000 most common ones/, 'reason.passwordCommon'],
+  [/^From and To must be dates/, 'reason.periodDates'],
+  [/^From must not be after To$/, 'reason.periodOrder'],
+  [/^A period covers at most (?<days>\d+) days$/, 'reason.periodLong'],
+];
+
+/** Captured values as the catalogue's message shows them. */
+function shown(t: T, name: string, value: string): string {
+  if (/^\d{4}-\d\d-\d\d$/.test(value)) return value.split('-').reverse().join('.');
+  if (name === 'role') return t(`role.${value}`);
+  if (name === 'status') return t(`status.${value}`);
+  if (name === 'area') return t(`nav.${value.toLowerCase()}`);
+  return value;
+}
+
+/** The keys the refusals above use, for the test that finds each in the catalogues. */
+export const REASON_KEYS: readonly string[] = REASONS.map(([, key]) => key);
 
 export function say(t: T, reason: string): string {
   const text = reason.replace(/^\[API\]\s*/, '');
   for (const [pattern, key] of REASONS) {
     const m = pattern.exec(text);
-    if (m) return t(key, { ...m.groups });
+    if (m) {
+      const values = Object.fromEntries(Object.entries(m.groups ?? {}).map(([k, v]) => [k, shown(t, k, v)]));
+      return t(key, values);
+    }
   }
   return text;
 }

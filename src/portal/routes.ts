@@ -39,7 +39,7 @@ import { homeFor, navFor } from './nav.ts';
 import { say } from './reasons.ts';
 import { orderPages } from './orders.ts';
 import { developerPages } from './developers.ts';
-import { sellPages } from './sell.ts';
+import { sellPages } from './sell/index.ts';
 import { teamPages } from './team.ts';
 import { walletPages } from './wallet.ts';
 import { notice, unlessRefused } from './web.ts';

@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { Choice } from '../products/types.ts';
-import { labelOf } from './labels.ts';
+import type { DeskWords } from './labels.ts';
 
 /**
  * Forms drawn from the request schemas of the partner API (docs/decisions/0060-sales-desk-forms-from-schemas.md):
@@ -27,6 +27,8 @@ export interface Field {
   required: boolean;
   /** Its group (or the request) may leave it out. */
   optional: boolean;
+  /** Required only for another choice of its group (`only for a company`): said instead of optional. */
+  note?: string;
   kind: 'text' | 'date' | 'number' | 'select' | 'multi' | 'group' | 'list';
   options?: readonly Choice[];
   step?: string;
@@ -64,11 +66,6 @@ const isArray = (s: Json) => s.type === 'array';
 /** Lists of values by path: the product's own, then any country field's. */
 export type Choices = (key: string) => readonly Choice[] | undefined;
 
-const BOOLEAN: readonly Choice[] = [
-  { value: 'false', label: 'No' },
-  { value: 'true', label: 'Yes' },
-];
-
 /** The path with its row numbers taken out (`persons.0.birthday` → `persons.birthday`). */
 export const pathOf = (key: string) =>
   key
@@ -78,10 +75,34 @@ export const pathOf = (key: string) =>
 
 const leafOf = (key: string) => pathOf(key).split('.').at(-1)!;
 
-function describe(schema: Json): string | undefined {
-  const d = schema.description as string | undefined;
-  if (schema.format === 'date') return d && d !== 'yyyy-mm-dd' ? d : undefined;
-  return d;
+/**
+ * What an object's `allOf` of `if {field: const} then {required}` asks for the choice made (the
+ * value of that field, or its first choice when none is made yet, as its select shows): the names
+ * it requires, and those it requires only for another choice (with that choice). A `then` of
+ * alternatives (`anyOf` of `required`) asks for the first, and the others are left out of the form.
+ */
+function conditions(s: Json, prefix: string, values: Values) {
+  const required = new Set<string>();
+  const elsewhere = new Map<string, { field: string; value: string }>();
+  const hidden = new Set<string>();
+  for (const rule of (s.allOf ?? []) as Json[]) {
+    const cond = Object.entries(((rule.if as Json | undefined)?.properties ?? {}) as Record<string, Json>)[0];
+    const then = rule.then as Json | undefined;
+    if (!cond || !then || !('const' in cond[1])) continue;
+    const [field, { const: wanted }] = cond;
+    const chosen =
+      values.get(prefix + field) ?? constantsOf(props(s).find(([n]) => n === field)?.[1] ?? {})?.[0];
+    const active = String(chosen) === String(wanted);
+    const alternatives = ((then.anyOf ?? []) as Json[]).map((a) => requiredOf(a));
+    const names = [...requiredOf(then), ...alternatives.map((a) => a[0]!).filter(Boolean)];
+    for (const n of alternatives.slice(1).flat()) hidden.add(n);
+    for (const n of names) {
+      if (active) required.add(n);
+      else elsewhere.set(n, { field, value: String(wanted) });
+    }
+  }
+  for (const n of required) elsewhere.delete(n);
+  return { required, elsewhere, hidden };
 }
 
 /**
@@ -95,35 +116,47 @@ export function fieldsOf(
     rows: Map<string, number>;
     errors?: Map<string, string>;
     choices: Choices;
+    words: DeskWords;
     skip?: Set<string>;
+    /** Top-level fields the choices already made require (a vehicle registered in Moldova). */
+    require?: Set<string>;
   },
 ): Field[] {
-  const walk = (s: Json, prefix: string, required: boolean): Field[] =>
-    props(s)
-      .filter(([name]) => !o.skip?.has(prefix + name))
+  const w = o.words;
+  const walk = (s: Json, prefix: string, required: boolean): Field[] => {
+    const c = conditions(s, prefix, o.values);
+    return props(s)
+      .filter(([name]) => !o.skip?.has(prefix + name) && !c.hidden.has(name))
       .map(([name, child]) => {
-        const own = requiredOf(s).includes(name);
-        return field(child, prefix + name, required && own, !own);
+        const own =
+          requiredOf(s).includes(name) || c.required.has(name) || (prefix === '' && !!o.require?.has(name));
+        const f = field(child, prefix + name, required && own, !own);
+        const other = c.elsewhere.get(name);
+        if (!other) return f;
+        const choice = w.choice(pathOf(prefix + other.field), other.value);
+        return { ...f, optional: false, note: w.t('sell.onlyFor', { choice: choice.toLowerCase() }) };
       });
+  };
 
   const field = (s: Json, key: string, required: boolean, optional = false): Field => {
     const base = {
       key,
       name: `f.${key}`,
       id: `f-${key.replaceAll('.', '-').replaceAll(':', '-')}`,
-      label: labelOf(pathOf(key)),
+      label: w.label(pathOf(key)),
       required,
       optional,
       value: o.values.get(key) ?? '',
       ...(o.errors?.has(key) ? { error: o.errors.get(key)! } : {}),
     };
-    const help = describe(s);
+    const help = w.help(pathOf(key));
     const withHelp = help ? { ...base, help } : base;
     if (isObject(s)) return { ...withHelp, kind: 'group', children: walk(s, `${key}.`, required) };
     if (isArray(s)) {
       const items = s.items as Json;
       const choices =
-        constantsOf(items)?.map((v) => ({ value: String(v), label: String(v) })) ?? o.choices(pathOf(key));
+        constantsOf(items)?.map((v) => ({ value: String(v), label: w.choice(pathOf(key), String(v)) })) ??
+        o.choices(pathOf(key));
       if (choices)
         return { ...withHelp, kind: 'multi', options: choices, value: [o.values.get(key) ?? []].flat() };
       const minRows = Math.max(1, (s.minItems as number | undefined) ?? 1);
@@ -131,7 +164,7 @@ export function fieldsOf(
       const n = Math.min(maxRows, Math.max(minRows, o.rows.get(key) ?? minRows));
       const children = Array.from({ length: n }, (_, i) => {
         const row = field(items, `${key}.${i}`, required && i < minRows, i >= minRows);
-        return { ...row, label: `${labelOf(`${pathOf(key)}[]`)} ${i + 1}` };
+        return { ...row, label: `${w.label(`${pathOf(key)}[]`)} ${i + 1}` };
       });
       return {
         ...withHelp,
@@ -139,7 +172,7 @@ export function fieldsOf(
         children,
         minRows,
         maxRows,
-        itemLabel: labelOf(`${pathOf(key)}[]`),
+        itemLabel: w.label(`${pathOf(key)}[]`),
       };
     }
     const constants = constantsOf(s);
@@ -147,9 +180,12 @@ export function fieldsOf(
       return {
         ...withHelp,
         kind: 'select',
-        options: constants.map((v) => ({ value: String(v), label: String(v) })),
+        options: constants.map((v) => ({ value: String(v), label: w.choice(pathOf(key), String(v)) })),
       };
-    if (s.type === 'boolean') return { ...withHelp, kind: 'select', options: BOOLEAN };
+    if (s.type === 'boolean') {
+      const options = ['false', 'true'].map((v) => ({ value: v, label: w.choice(pathOf(key), v) }));
+      return { ...withHelp, kind: 'select', options };
+    }
     const listed = o.choices(pathOf(key)) ?? o.choices(leafOf(key));
     if (listed) return { ...withHelp, kind: 'select', options: listed };
     if (s.type === 'integer' || s.type === 'number') {

@@ -5,7 +5,8 @@ import { inviteTeamUser } from '../app/portal/invite-user.ts';
 import { listUsers } from '../app/portal/list-users.ts';
 import type { Services } from '../app/services.ts';
 import type { App } from '../http/typed.ts';
-import { unlessRefused, userOf, type Render } from './web.ts';
+import { say } from './reasons.ts';
+import { tOf, unlessRefused, userOf, type Render } from './web.ts';
 
 const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 const Csrf = { _csrf: Text() };
@@ -28,7 +29,7 @@ export async function teamPages(
       reply,
       'team',
       {
-        title: 'Team',
+        title: tOf(req)('team.title'),
         current: 'team',
         users: await listUsers(svc, userOf(req)),
         form: { email: '', role: 'cashier' },
@@ -51,9 +52,15 @@ export async function teamPages(
       return unlessRefused(
         async () => {
           const invited = await inviteTeamUser(svc, userOf(req), form);
-          return render(req, reply, 'invited', { title: 'User invited', current: 'team', invited }, 201);
+          return render(
+            req,
+            reply,
+            'invited',
+            { title: tOf(req)('team.invited'), current: 'team', invited },
+            201,
+          );
         },
-        (r) => show(req, reply, { inviteError: r.message, form }, r.status),
+        (r) => show(req, reply, { inviteError: say(tOf(req), r.message), form }, r.status),
       );
     },
   );
@@ -67,7 +74,7 @@ export async function teamPages(
           await disableUser(svc, userOf(req), req.params.id);
           return reply.redirect('/portal/team?done=disabled', 303);
         },
-        (r) => show(req, reply, { error: r.message }, r.status),
+        (r) => show(req, reply, { error: say(tOf(req), r.message) }, r.status),
       ),
   );
 }

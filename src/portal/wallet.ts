@@ -3,7 +3,8 @@ import { exportStatement } from '../app/portal/export-statement.ts';
 import { readWallet } from '../app/portal/read-wallet.ts';
 import type { Services } from '../app/services.ts';
 import type { App } from '../http/typed.ts';
-import { fromHtmx, given, queryOf, unlessRefused, userOf, type Render } from './web.ts';
+import { say } from './reasons.ts';
+import { fromHtmx, given, queryOf, tOf, unlessRefused, userOf, type Render } from './web.ts';
 
 const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 const PAGE = 25;
@@ -18,7 +19,7 @@ export async function walletPages(app: App, svc: Services, render: Render): Prom
       const asked = { from: given(req.query.from), to: given(req.query.to) };
       const cursor = given(req.query.cursor);
       if (fromHtmx(req)) reply.header('hx-push-url', `/portal/wallet${queryOf({ ...asked, cursor })}`);
-      const base = { title: 'Wallet', current: 'wallet' };
+      const base = { title: tOf(req)('wallet.title'), current: 'wallet' };
       return unlessRefused(
         async () => {
           const { period, wallet } = await readWallet(svc, user, {
@@ -47,7 +48,7 @@ export async function walletPages(app: App, svc: Services, render: Render): Prom
               ...base,
               period: { from: asked.from ?? '', to: asked.to ?? '' },
               wallet: null,
-              error: r.message,
+              error: say(tOf(req), r.message),
               // A role without the wallet sees why, and no form it may not use.
               forbidden: r.status === 403,
             },

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { PortalSession } from '../app/portal/session.ts';
-import type { Language } from './i18n.ts';
+import { DEFAULT_LANGUAGE, translator, type Language, type T } from './i18n.ts';
 
 // The page plumbing both surfaces share, beside what is this surface's own.
 export * from '../http/pages.ts';
@@ -13,6 +13,9 @@ declare module 'fastify' {
     portalLanguage?: Language;
   }
 }
+
+/** The catalogue's messages in the request's language. */
+export const tOf = (req: FastifyRequest): T => translator(req.portalLanguage ?? DEFAULT_LANGUAGE);
 
 /** The signed-in user of a request behind the session check (every page but sign-in and invitations). */
 export const userOf = (req: FastifyRequest) => req.portalSession!.user;

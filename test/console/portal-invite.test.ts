@@ -61,7 +61,11 @@ describe('the console’s portal invitation', () => {
     expect(res.statusCode, res.body).toBe(201);
     const url = /<code id="invitation-url" class="secret">([^<]+)<\/code>/.exec(res.body)?.[1];
     expect(url).toMatch(/^http:\/\/polita\.test\/portal\//);
-    const link = await h.service.app.inject({ method: 'GET', url: new URL(url!).pathname });
+    const link = await h.service.app.inject({
+      method: 'GET',
+      url: new URL(url!).pathname,
+      headers: { 'accept-language': 'en' },
+    });
     expect(link.statusCode).toBe(200);
     expect(link.body).toContain('Set password');
     const audit = await h.admin<{ entries: { action: string; via: string; after: unknown }[] }>(

@@ -5,6 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { policyRenderer } from '../../src/documents/pdf-pool.ts';
 import { renderPolicyPdf, type PolicyDocument } from '../../src/documents/policy-pdf.ts';
 import { PdfFace, wrapText } from '../../src/documents/pdf-writer.ts';
+import { extractText, getDocumentProxy } from 'unpdf';
+import { PRODUCT_NAMES_RO } from '../../src/documents/product-names.ts';
+import { CATALOGUES } from '../../src/portal/i18n.ts';
+import { PRODUCT_MODULES } from '../../src/products/registry.ts';
 import { extractPdfText, pdfStreams } from '../support/pdf-text.ts';
 
 const LONG_NOTE =
@@ -102,6 +106,27 @@ describe('renderPolicyPdf', () => {
     expect(text).toContain('Valoare ș ț 79');
     expect(text).toMatch(/Pagina 1 \/ [2-9]/);
     expect(text).toContain(policy.price);
+  });
+
+  it('marks a sandbox policy SPECIMEN — sandbox on every page, and a real one nowhere', async () => {
+    const fields = Array.from({ length: 80 }, (_, i) => ({ label: `Câmp ${i}`, value: `Valoare ${i}` }));
+    const proxy = await getDocumentProxy(
+      new Uint8Array(await renderPolicyPdf({ ...policy, fields, specimen: true })),
+    );
+    const { text: pages } = await extractText(proxy, { mergePages: false });
+    await proxy.destroy();
+    expect(pages.length).toBeGreaterThan(1);
+    for (const page of pages) expect(page).toContain('SPECIMEN — sandbox');
+    expect(await extractPdfText(await renderPolicyPdf({ ...policy, fields }))).not.toContain('SPECIMEN');
+  });
+
+  it('names the product in words, as the Romanian catalogue does, never by its code', async () => {
+    const text = squash(await extractPdfText(await renderPolicyPdf(policy)));
+    expect(text).toContain('RCA: răspundere civilă auto (Moldova)');
+    expect(text).not.toMatch(/PRODUS rca\b/);
+    for (const m of PRODUCT_MODULES) {
+      expect(PRODUCT_NAMES_RO[m.product], m.product).toBe(CATALOGUES.ro[`product.${m.product}`]);
+    }
   });
 
   it('flows a field value longer than a page onto the next page, every word of it', async () => {

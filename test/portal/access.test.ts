@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDate } from '../../src/domain/time.ts';
-import { RCA_QUOTE, startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { startHarness, type Creds, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
 import { FORM, form, get, portalUser, startReceiver, type Signed } from './support.ts';
 
@@ -54,17 +54,18 @@ const ROWS: Row[] = [
   },
   {
     method: 'POST',
-    route: '/portal/sell/order',
-    url: () => '/portal/sell/order',
-    fields: () => ({ product: 'rca', quote: JSON.stringify(RCA_QUOTE), offer: '{"company":"moldasig"}' }),
-    expect: [200, 403, 200, 403],
+    route: '/portal/sell/details',
+    url: () => '/portal/sell/details',
+    // A sale token of no session: refused, nothing shown of any offer.
+    fields: () => ({ sale: 'e30.bm90LWEtbWFj' }),
+    expect: [400, 403, 400, 403],
   },
   {
     method: 'POST',
-    route: '/portal/sell/orders',
-    url: () => '/portal/sell/orders',
-    // A form without its fields: refused with the schema's reason, nothing created.
-    fields: () => ({ product: 'rca', quote: '{}', offer: '{}', token: 'access-test-token-0001' }),
+    route: '/portal/sell/create-order',
+    url: () => '/portal/sell/create-order',
+    // A form without its sale: refused, nothing created.
+    fields: () => ({ sale: '', 'c.phone': '069123456' }),
     expect: [400, 403, 400, 403],
   },
   {
@@ -162,6 +163,21 @@ const ROWS: Row[] = [
     url: () => '/portal/language',
     fields: () => ({ language: 'en', back: '/portal/orders' }),
     expect: everyone(303),
+  },
+  {
+    method: 'POST',
+    route: '/portal/developers/renewals',
+    url: () => '/portal/developers/renewals',
+    fields: () => ({ renewal_notice_days: '30' }),
+    expect: [303, 303, 403, 403],
+  },
+  {
+    method: 'POST',
+    route: '/portal/developers/events/resend',
+    url: () => '/portal/developers/events/resend',
+    // An event of no order of this partner: refused where the role may ask at all.
+    fields: () => ({ id: 'evt_not_one_of_ours' }),
+    expect: [404, 404, 403, 403],
   },
   { method: 'GET', route: '/portal/wallet', url: () => '/portal/wallet', expect: [200, 403, 403, 200] },
   {

@@ -51,7 +51,7 @@ describe('the secret', () => {
     // Never in the page again.
     const after = await get(h, '/portal/developers', developer.cookie);
     expect(after.body).not.toContain(secret);
-    expect(after.body).toMatch(/the previous one works until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
+    expect(after.body).toMatch(/the previous one works until \d\d\/\d\d\/\d{4}, \d\d:\d\d:\d\d/);
 
     const retired = await post(h, '/portal/developers/secrets/retire', developer.cookie);
     expect(retired.statusCode).toBe(303);
@@ -131,7 +131,7 @@ describe('who may', () => {
       const page = await get(h, '/portal/developers', u.cookie);
       expect(page.statusCode).toBe(403);
       expect(alertOf(page.body)).toBe(
-        `Developers is for the owner and developer roles; you are signed in as ${role}. Ask an owner of your account.`,
+        `Developers is not for your role (${role}). Ask an owner of your account.`,
       );
       expect(page.body).not.toContain('href="/portal/developers"');
       for (const action of ['secrets', 'secrets/retire', 'webhook', 'webhook-test']) {

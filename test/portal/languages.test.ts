@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGUES, formatsFor, LANGUAGES, languageOf } from '../../src/portal/i18n.ts';
+import { REASON_KEYS } from '../../src/portal/reasons.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { csrfOf, FORM, form, portalUser } from './support.ts';
 
@@ -29,6 +30,11 @@ describe('the catalogues', () => {
     for (const l of LANGUAGES) {
       for (const [k, v] of Object.entries(CATALOGUES[l])) expect(v.trim(), `${l}: ${k}`).not.toBe('');
     }
+  });
+
+  it('hold every refusal the portal translates', () => {
+    const known = new Set(Object.keys(CATALOGUES.ro).map(stem));
+    for (const key of REASON_KEYS) expect(known, key).toContain(key);
   });
 
   it('hold every key a portal template asks for', () => {

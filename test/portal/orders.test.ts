@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backfillCustomerPhones } from '../../src/db/migrations/0019-customer-phone.ts';
 import { localDate } from '../../src/domain/time.ts';
 import { rcaItem, startHarness, type Creds, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
@@ -73,6 +74,14 @@ describe('the order list', () => {
       expect(await found(u.cookie, `?q=${q}`), q).toEqual([international, national]);
     }
     expect(await found(u.cookie, '?q=069123457')).toEqual([other]);
+
+    // Orders from before migration 19 are given theirs by it.
+    const db = h.service.svc.db;
+    await db.updateTable('orders').set({ customer_phone: null }).where('partner_id', '=', p.id).execute();
+    // Without it, only the digits as typed: the national form is missed.
+    expect(await found(u.cookie, '?q=%2B37369123456')).toEqual([international]);
+    await backfillCustomerPhones(db);
+    expect(await found(u.cookie, '?q=%2B37369123456')).toEqual([international, national]);
   });
 
   it('pages 25 at a time, newest first, and refuses a bad filter with the reason', async () => {

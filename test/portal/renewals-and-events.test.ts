@@ -130,7 +130,7 @@ describe('Orders and Sell again', () => {
         renew_from: '2027-11-21',
       });
       expect(offers.statusCode).toBe(200);
-      const choose = /<form method="post" action="\/portal\/sell\/order">([\s\S]*?)<\/form>/.exec(
+      const choose = /<form method="post" action="\/portal\/sell\/details">([\s\S]*?)<\/form>/.exec(
         offers.body,
       )![1]!;
       const hidden = Object.fromEntries(
@@ -139,8 +139,13 @@ describe('Orders and Sell again', () => {
           m[2]!.replaceAll('&quot;', '"').replaceAll('&amp;', '&').replaceAll('&#39;', "'"),
         ]),
       );
-      expect(hidden).toMatchObject({ renew_order: ending, renew_from: '2027-11-21' });
-      const formPage = await post(h, '/portal/sell/order', cashier.cookie, hidden);
+      // The renewal travels in the signed sale, as the rest of it does.
+      const [payload] = hidden.sale!.split('.') as [string];
+      expect(JSON.parse(Buffer.from(payload, 'base64url').toString()).renewal).toEqual({
+        orderId: ending,
+        startDate: '2027-11-21',
+      });
+      const formPage = await post(h, '/portal/sell/details', cashier.cookie, { sale: hidden.sale! });
       expect(formPage.statusCode).toBe(200);
       expect(formPage.body).toMatch(/name="f.start_date"[^>]*value="2027-11-21"/);
     } finally {

@@ -3,6 +3,7 @@ import { localDate } from '../../src/domain/time.ts';
 import { productExamples } from '../../src/http/openapi-examples.ts';
 import { PRODUCT_MODULES } from '../../src/products/registry.ts';
 import { productChoices } from '../../src/app/portal/sell.ts';
+import { hasLabel } from '../../src/portal/labels.ts';
 import { valuesOf } from '../../src/portal/schema-form.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { get, portalUser, post, type Signed } from './support.ts';
@@ -59,8 +60,16 @@ describe('every product’s form', () => {
     it(`${m.product}: holds every get-offers field, gets offers, and creates a draft`, async () => {
       const page = await get(h, `/portal/sell?product=${encodeURIComponent(m.product)}`, cashier.cookie);
       expect(page.statusCode).toBe(200);
+      // A vehicle registered abroad is asked for once the clerk says so.
+      const abroad = await get(
+        h,
+        `/portal/sell?product=${encodeURIComponent(m.product)}&registered=abroad`,
+        cashier.cookie,
+      );
       for (const name of leafNames(m.schemas.quote)) {
-        expect(page.body, name).toMatch(new RegExp(`name="f\\.${name.replaceAll('.', '\\.')}(\\.0)?"`));
+        expect(page.body + abroad.body, name).toMatch(
+          new RegExp(`name="f\\.${name.replaceAll('.', '\\.')}(\\.0)?"`),
+        );
       }
       const ex = productExamples(localDate(await h.service.svc.clock.now()))[m.product];
       const offers = await post(h, '/portal/sell/offers', cashier.cookie, {
@@ -71,17 +80,17 @@ describe('every product’s form', () => {
       expect(offers.body).toContain('<h1>Offers</h1>');
       expect(offers.body).toContain('>Choose</button>');
 
-      const quote = hidden(offers.body, 'quote')!;
-      const offer = hidden(offers.body, 'offer')!;
-      const form = await post(h, '/portal/sell/order', cashier.cookie, { product: m.product, quote, offer });
+      // Between steps the sale is a signed token, never JSON in a hidden field.
+      expect(offers.body.slice(offers.body.indexOf('<main'))).not.toMatch(/value="[^"]*&quot;/);
+      const form = await post(h, '/portal/sell/details', cashier.cookie, {
+        sale: hidden(offers.body, 'sale')!,
+      });
       expect(form.statusCode, form.body).toBe(200);
-      const token = hidden(form.body, 'token')!;
-      const example = (ex.order as { products: Record<string, unknown>[] }).products[0]!;
-      const created = await post(h, '/portal/sell/orders', cashier.cookie, {
-        product: m.product,
-        quote,
-        offer,
-        token,
+      const { foreign_vehicle, ...rest } = (ex.order as { products: Record<string, unknown>[] }).products[0]!;
+      // The quote chose the vehicle: a Moldovan one, or one from abroad, and the order keeps to it.
+      const example = 'vehicle' in ex.quote ? rest : { ...rest, foreign_vehicle };
+      const created = await post(h, '/portal/sell/create-order', cashier.cookie, {
+        sale: hidden(form.body, 'sale')!,
         ...formOf(example),
         'c.name': 'Ion Popescu',
         'c.phone': '+37369000111',
@@ -101,16 +110,14 @@ async function choose(product: string, quoteFields: Record<string, string>, offe
   expect(offers.statusCode, offers.body).toBe(200);
   const row = offers.body.split('<tr>').find((r) => offer.test(r));
   expect(row, `no offer matching ${String(offer)}`).toBeDefined();
-  const quote = hidden(row!, 'quote')!;
-  const chosen = hidden(row!, 'offer')!;
-  const form = await post(h, '/portal/sell/order', cashier.cookie, { product, quote, offer: chosen });
+  const form = await post(h, '/portal/sell/details', cashier.cookie, { sale: hidden(row!, 'sale')! });
   expect(form.statusCode).toBe(200);
-  return { body: form.body, fields: { product, quote, offer: chosen, token: hidden(form.body, 'token')! } };
+  return { body: form.body, fields: { sale: hidden(form.body, 'sale')! } };
 }
 
 /** What a form page sends back as it is: its hidden and filled inputs (not its buttons). */
 function inputsOf(body: string): Record<string, string | string[]> {
-  const main = body.slice(body.indexOf('action="/portal/sell/orders"'));
+  const main = body.slice(body.indexOf('action="/portal/sell/create-order"'));
   const out: Record<string, string | string[]> = {};
   for (const m of main.matchAll(/<input ([^>]*)>/g)) {
     const name = /name="([^"]+)"/.exec(m[1]!)?.[1];
@@ -130,13 +137,14 @@ describe('the steps', () => {
       { 'f.vehicle': '100000001', 'f.duration': '365', 'f.idnx': '2003000000016' },
       /Moldasig/,
     );
-    // Chosen: shown and sent back as they are; not asked again.
-    expect(body).toContain('name="f.insurance_company" value="moldasig"');
-    expect(body).toContain('name="f.vehicle" value="100000001"');
+    // Chosen: shown in words, kept in the signed sale, not asked again.
+    expect(body).toContain('<dt>Insurance company</dt><dd>Moldasig</dd>');
+    expect(body).toContain('<dd>100000001</dd>');
     expect(body).not.toContain('id="f-vehicle"');
+    expect(body).not.toContain('name="f.insurance_company"');
     // The start date is asked, filled with the offer's first day.
     expect(body).toMatch(/id="f-start_date" name="f.start_date" type="date" value="\d{4}-\d\d-\d\d"/);
-    const created = await post(h, '/portal/sell/orders', cashier.cookie, {
+    const created = await post(h, '/portal/sell/create-order', cashier.cookie, {
       ...inputsOf(body),
       ...fields,
       'c.phone': '+37369000111',
@@ -151,7 +159,7 @@ describe('the steps', () => {
     expect(added.body).toContain('name="_rows.persons" value="2"');
     expect(added.body).toContain('name="f.persons.0" type="date" value="1990-05-10"');
     expect(added.body).toContain('name="f.persons.1" type="date" value=""');
-    expect(added.body).toContain('>Remove traveller 2</button>');
+    expect(added.body).toContain('>Remove Traveller 2</button>');
     const removed = await post(h, '/portal/sell/offers', cashier.cookie, {
       product: 'medical',
       'f.persons.0': '1990-05-10',
@@ -164,7 +172,7 @@ describe('the steps', () => {
     expect(removed.body).not.toContain('name="f.persons.1"');
   });
 
-  it('shows a schema’s refusal beside its field, in the API’s words', async () => {
+  it('shows a schema’s refusal beside its field, naming its label', async () => {
     const res = await post(h, '/portal/sell/offers', cashier.cookie, {
       product: 'rca',
       'f.vehicle': '12345',
@@ -173,8 +181,9 @@ describe('the steps', () => {
     });
     expect(res.statusCode).toBe(400);
     expect(res.body).toContain(
-      '<span class="field-error" id="f-vehicle-error">vehicle must match pattern &quot;^[0-9]{9}$&quot;</span>',
+      '<span class="field-error" id="f-vehicle-error">Vehicle registration certificate number is not valid: check what was typed</span>',
     );
+    expect(res.body).toContain('<a href="#f-vehicle">Vehicle registration certificate number is not valid');
     expect(res.body).toMatch(/id="f-vehicle"[^>]*aria-invalid="true"/);
   });
 
@@ -186,7 +195,7 @@ describe('the steps', () => {
       'f.idnx': '2003000000017',
     });
     expect(bad.statusCode).toBe(400);
-    expect(bad.body).toMatch(/id="f-idnx-error">idnx [^<]+<\/span>/);
+    expect(bad.body).toMatch(/id="f-idnx-error">IDNP or IDNO of the owner: [^<]+<\/span>/);
     const unknown = await post(h, '/portal/sell/offers', cashier.cookie, {
       product: 'rca',
       'f.vehicle': '999999999',
@@ -194,7 +203,81 @@ describe('the steps', () => {
       'f.idnx': '2003000000016',
     });
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.body).toContain('id="f-vehicle-error">Vehicle not found</span>');
+    expect(unknown.body).toMatch(
+      /id="f-vehicle-error">Vehicle registration certificate number: [^<]+<\/span>/,
+    );
+  });
+});
+
+describe('words, not codes', () => {
+  it('has words in every catalogue for every field of every product', () => {
+    for (const m of PRODUCT_MODULES) {
+      for (const name of [...leafNames(m.schemas.quote), ...leafNames(m.schemas.order)]) {
+        const path = name.replace(/\.0\./g, '.');
+        expect(hasLabel(path), `${m.product}: ${path}`).toBe(true);
+      }
+    }
+  });
+
+  it('names activities, territories and choices in the page’s language, no code and no true/false', async () => {
+    const ro = await get(h, '/portal/sell?product=medical', cashier.cookie, { 'accept-language': 'ro' });
+    expect(ro.body).toContain('<option value="TRVL">Turism</option>');
+    expect(ro.body).toContain('<option value="true">Călătorii multiple</option>');
+    expect(ro.body).toContain('<option value="DEU">Germania</option>');
+    expect(ro.body).toContain('<option value="EUROPE">Europa</option>');
+    expect(ro.body).not.toMatch(/>(true|false|ABW|AFG)</);
+    expect(ro.body).not.toContain('yyyy-mm-dd');
+    const ru = await get(h, '/portal/sell?product=medical', cashier.cookie, { 'accept-language': 'ru' });
+    expect(ru.body).toContain('<option value="DEU">Германия</option>');
+    expect(ru.body).toContain('<option value="BIZZ">Деловая поездка</option>');
+  });
+});
+
+describe('errors', () => {
+  it('are all shown at once, in a summary linking to each field and beside each, the form keeping what was typed', async () => {
+    const res = await post(
+      h,
+      '/portal/sell/offers',
+      cashier.cookie,
+      {
+        product: 'rca',
+        'f.vehicle': '12345',
+        'f.idnx': '',
+      },
+      { 'accept-language': 'ro' },
+    );
+    expect(res.statusCode).toBe(400);
+    const start = res.body.indexOf('class="error-summary"');
+    const summary = res.body.slice(start, res.body.indexOf('</ul>', start));
+    expect(summary).toContain('href="#f-vehicle"');
+    expect(summary).toContain('href="#f-idnx"');
+    expect(summary).toContain('IDNP sau IDNO al proprietarului');
+    expect(res.body).toContain('id="f-idnx-error">Completați: IDNP sau IDNO al proprietarului</span>');
+    expect(res.body).toContain('name="f.vehicle" type="text" value="12345"');
+  });
+
+  it('asks a person’s passport and birthday of a policyholder who is a person, not as optional', async () => {
+    const { body } = await choose(
+      'medical',
+      {
+        'f.persons.0': '1990-05-10',
+        '_rows.persons': '1',
+        'f.start_date': localDate(Date.now() + 5 * 86_400_000),
+        'f.end_date': localDate(Date.now() + 12 * 86_400_000),
+        'f.is_multiple_type': 'false',
+        'f.include_additional_risk': 'false',
+        'f.activity': 'TRVL',
+        'f.covered_territories': 'EUROPE',
+      },
+      /EUR/,
+    );
+    const passport = body.slice(body.indexOf('for="f-contractor-passport"'));
+    expect(passport.slice(0, passport.indexOf('</label>'))).not.toContain('(optional)');
+    expect(body).toMatch(/id="f-contractor-passport"[^>]* required/);
+    expect(body).toMatch(
+      /for="f-contractor-fullName">Company name <span class="optional">\(only for a company\)/,
+    );
+    expect(body).not.toContain('id="f-contractor-full_name"');
   });
 });
 
@@ -227,10 +310,21 @@ describe('the offers and the order form', () => {
     expect(prices).toEqual([...prices].sort((a, b) => a - b));
   });
 
+  it('asks for the Moldovan certificate or the foreign vehicle, as the clerk chose, each then required', async () => {
+    const md = await get(h, '/portal/sell?product=vignette%3Aro', cashier.cookie);
+    expect(md.body).toContain('<input type="radio" name="registered" value="md" checked>');
+    expect(md.body).toMatch(/id="f-vehicle"[^>]* required/);
+    expect(md.body).not.toContain('id="f-foreign_vehicle"');
+    const abroad = await get(h, '/portal/sell?product=vignette%3Aro&registered=abroad', cashier.cookie);
+    expect(abroad.body).not.toContain('id="f-vehicle"');
+    expect(abroad.body).toContain('id="f-foreign_vehicle"');
+    expect(abroad.body).not.toMatch(/<legend>Foreign vehicle[^<]*<span class="optional">/);
+  });
+
   it('asks nothing of a foreign vehicle once a Moldovan one was quoted, and never offers Moldova abroad', async () => {
     const { body } = await choose('vignette:ro', { 'f.vehicle': '100000001' }, /30 zile/);
     expect(body).not.toContain('id="f-foreign_vehicle"');
-    const form = await get(h, '/portal/sell?product=vignette%3Aro', cashier.cookie);
+    const form = await get(h, '/portal/sell?product=vignette%3Aro&registered=abroad', cashier.cookie);
     const select = form.body.slice(form.body.indexOf('id="f-foreign_vehicle-registration_country"'));
     expect(select.slice(0, select.indexOf('</select>'))).not.toContain('value="MD"');
   });
@@ -243,17 +337,19 @@ describe('what the offers page sends back', () => {
       { 'f.vehicle': '100000001', 'f.duration': '365', 'f.idnx': '2003000000016' },
       /Moldasig/,
     );
-    const deep = `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`;
-    for (const change of [{ offer: '[1]' }, { quote: deep }, { quote: '{"product":"rca","vehicle":"1"}' }]) {
-      const res = await post(h, '/portal/sell/order', cashier.cookie, { ...fields, ...change });
-      expect(res.statusCode, JSON.stringify(change).slice(0, 80)).toBe(400);
+    const [payload, mac] = fields.sale.split('.') as [string, string];
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), offer: { price: 1 } }),
+    ).toString('base64url');
+    for (const sale of [`${forged}.${mac}`, 'garbage', `${payload}.`, '']) {
+      const res = await post(h, '/portal/sell/details', cashier.cookie, { sale });
+      expect(res.statusCode, sale.slice(0, 40)).toBe(400);
       expect(res.body).toContain('This form is incomplete: start again from Sell.');
     }
-    // Of the chosen offer only plain values are read: an object where a value was is left out.
-    for (const offer of ['{"name":{"toString":1}}', '{"insurance_company":{"toString":1}}']) {
-      const res = await post(h, '/portal/sell/order', cashier.cookie, { ...fields, offer });
-      expect(res.statusCode, offer).toBe(200);
-    }
+    // A token is good only in the session that made it.
+    const other = await portalUser(h, cashier.partnerId, 'cashier');
+    const res = await post(h, '/portal/sell/details', other.cookie, { sale: fields.sale });
+    expect(res.statusCode).toBe(400);
   });
 });
 
@@ -271,16 +367,14 @@ describe('the customer', () => {
         .where('partner_id', '=', cashier.partnerId)
         .executeTakeFirstOrThrow();
     const before = await orders();
-    const res = await post(h, '/portal/sell/orders', cashier.cookie, {
+    const res = await post(h, '/portal/sell/create-order', cashier.cookie, {
       ...inputsOf(body),
       ...fields,
       'c.name': 'Ion Popescu',
     });
     expect(res.statusCode).toBe(400);
     expect(await orders()).toEqual(before);
-    expect(res.body).toContain(
-      '<span class="field-error" id="c-phone-error">customer/phone must NOT have fewer than 1 characters</span>',
-    );
+    expect(res.body).toContain('<span class="field-error" id="c-phone-error">Enter Phone</span>');
     expect(res.body).toContain('name="c.name" type="text" value="Ion Popescu"');
   });
 });
@@ -291,7 +385,7 @@ describe('the Romanian vignette on the sandbox clock', () => {
   const sell = async (iso: string) => {
     await h.setClock(iso);
     const { body, fields } = await choose('vignette:ro', { 'f.vehicle': '100000001' }, /30 zile/);
-    const created = await post(h, '/portal/sell/orders', cashier.cookie, {
+    const created = await post(h, '/portal/sell/create-order', cashier.cookie, {
       ...inputsOf(body),
       ...fields,
       'c.phone': '+37369000111',

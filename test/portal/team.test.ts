@@ -34,7 +34,7 @@ describe('Invite user', () => {
     expect(link).toMatch(/^http:\/\/polita\.test\/portal\/invitations\/[\w-]{43}$/);
     const team = await get(h, '/portal/team', owner.cookie);
     expect(team.body).toContain('ion@nord.example');
-    expect(team.body).toMatch(/<td>invited until \d{4}-\d\d-\d\d/);
+    expect(team.body).toMatch(/<td>invited until \d\d\/\d\d\/\d{4}/);
     expect(team.body).not.toContain(link);
 
     const accepted = await h.service.app.inject({
@@ -63,7 +63,7 @@ describe('Invite user', () => {
   it('refuses a bad address, an unknown role and an address in use beside the form, changing nothing', async () => {
     const before = await userCount();
     for (const [fields, status, reason] of [
-      [{ email: 'nope', role: 'cashier' }, 400, 'email must be an address like name@example.com'],
+      [{ email: 'nope', role: 'cashier' }, 400, 'Enter an email address like name@example.com.'],
       [
         { email: 'x@nord.example', role: 'boss' },
         400,
