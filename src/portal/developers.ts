@@ -114,7 +114,7 @@ export async function developerPages(app: App, svc: Services, render: Render): P
           await saveRenewalNotice(svc, userOf(req), Number(req.body.renewal_notice_days));
           return reply.redirect('/portal/developers?done=renewals-saved#renewals', 303);
         },
-        (r) => show(req, reply, { error: r.message }, r.status),
+        (r) => show(req, reply, { error: say(tOf(req), r.message) }, r.status),
       ),
   );
 
@@ -127,7 +127,7 @@ export async function developerPages(app: App, svc: Services, render: Render): P
           await resendPortalEvent(svc, userOf(req), req.body.id);
           return reply.redirect('/portal/developers?done=event-queued#events', 303);
         },
-        (r) => show(req, reply, { error: r.message }, r.status),
+        (r) => show(req, reply, { error: say(tOf(req), r.message) }, r.status),
       ),
   );
 

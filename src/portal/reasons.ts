@@ -78,6 +78,33 @@ const REASONS: readonly (readonly [RegExp, string])[] = [
   ],
   [/^The password must be at most (?<max>\d+) characters long\.$/, 'reason.passwordLong'],
   [/^This password is among the 10 000 most common ones/, 'reason.passwordCommon'],
+  // Cancel policy and Correct on an order's page (decisions 0087, 0088).
+  [/^A (?<product>\S+) policy cannot be cancelled$/, 'reason.cannotCancelProduct'],
+  [
+    /^A (?<product>\S+) policy cannot be cancelled from its first day \((?<date>\d{4}-\d\d-\d\d)\)$/,
+    'reason.cancelFromFirstDay',
+  ],
+  [/^The (?<product>\S+) policy has ended \((?<date>\d{4}-\d\d-\d\d)\)$/, 'reason.policyEnded'],
+  [/^Cancellation quote expired: preview again$/, 'reason.cancelStale'],
+  [/^The insurer refused the cancellation: (?<message>.*)$/s, 'reason.insurerRefusedCancel'],
+  [/^The order has already been corrected once$/, 'reason.correctedOnce'],
+  [/^A (?<product>\S+) policy cannot be corrected$/, 'reason.cannotCorrectProduct'],
+  [/^The policy is valid since (?<date>\d{4}-\d\d-\d\d): it can be corrected only/, 'reason.correctTooLate'],
+  [/^The price would change: cancel the order and sell it again$/, 'reason.priceWouldChange'],
+  [/^Nothing would change: the order already has these values$/, 'reason.nothingChanges'],
+  [/^Correction quote expired: preview again$/, 'reason.correctStale'],
+  [/^changes\.plate_number must be 2 to 15 letters/, 'reason.plateFormat'],
+  [/^changes\.start_date must be a date/, 'reason.startDateFormat'],
+  [/^Only a completed order can be (cancelled|corrected)$/, 'reason.onlyCompleted'],
+  [/^Issuance in progress$/, 'reason.issuing'],
+  [/^Order is (?<status>\w+): only a completed order can be/, 'reason.notCompleted'],
+  [/^Cancelling and correcting policies is for the owner and cashier roles\.$/, 'reason.afterSaleRoles'],
+  // Developers' renewal notice and recent events (decisions 0091, 0092).
+  [/^renewal_notice_days must be a whole number of days/, 'reason.renewalDays'],
+  [/^Event not found$/, 'reason.eventNotFound'],
+  [/^No webhook URL$/, 'reason.noWebhookUrl'],
+  // zxcvbn's hints are English: the catalogue says the same in general words (decision 0085).
+  [/^This password would be guessed too easily\. (?<why>.*)$/s, 'reason.passwordWeak'],
   [/^From and To must be dates/, 'reason.periodDates'],
   [/^From must not be after To$/, 'reason.periodOrder'],
   [/^A period covers at most (?<days>\d+) days$/, 'reason.periodLong'],
@@ -88,6 +115,7 @@ function shown(t: T, name: string, value: string): string {
   if (/^\d{4}-\d\d-\d\d$/.test(value)) return value.split('-').reverse().join('.');
   if (name === 'role') return t(`role.${value}`);
   if (name === 'status') return t(`status.${value}`);
+  if (name === 'product') return t(`product.${value}`);
   if (name === 'area') return t(`nav.${value.toLowerCase()}`);
   return value;
 }

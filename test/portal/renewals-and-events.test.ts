@@ -48,7 +48,9 @@ describe('Developers', () => {
       renewal_notice_days: '400',
     });
     expect(refused.statusCode).toBe(400);
-    expect(refused.body).toContain('renewal_notice_days must be a whole number of days from 0');
+    expect(refused.body).toContain(
+      'Days before a policy ends must be a whole number from 0 (no notice) to 365.',
+    );
     expect((await h.admin('GET', `/admin/partners/${partner.id}`)).body).toMatchObject({
       renewal_notice_days: 45,
     });
@@ -59,7 +61,7 @@ describe('Developers', () => {
     let page = await get(h, '/portal/developers', owner.cookie);
     const events = page.body.slice(page.body.indexOf('id="events"'), page.body.indexOf('id="deliveries"'));
     expect(events).toContain(`<a href="/portal/orders/${id}">${id}</a>`);
-    expect(events).toContain('<td>not_subscribed</td>');
+    expect(events).toContain('<td>not subscribed</td>');
     const eventId = new RegExp(
       `<td class="id">(evt_[0-9a-f]{24})</td>\\s*<td>completed</td>\\s*<td><a href="/portal/orders/${id}"`,
     ).exec(events)![1]!;
