@@ -12,6 +12,7 @@ import { mdlTextToBani } from '../domain/money.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../domain/order-state.ts';
 import { SUB_WALLETS } from '../domain/wallet.ts';
 import type { App } from '../http/typed.ts';
+import { isRecord } from '../http/pages.ts';
 import {
   act,
   given,
@@ -356,16 +357,18 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
 }
 
 /** The named form fields as strings ('' when absent or not a string). */
-function strings<K extends string>(body: Record<string, unknown> | undefined, keys: K[]): Record<K, string> {
-  return Object.fromEntries(keys.map((k) => [k, typeof body?.[k] === 'string' ? body[k] : ''])) as Record<
-    K,
-    string
-  >;
+function strings<K extends string>(body: unknown, keys: K[]): Record<K, string> {
+  const out: Partial<Record<K, string>> = {};
+  for (const k of keys) {
+    const v = isRecord(body) ? body[k] : undefined;
+    out[k] = typeof v === 'string' ? v : '';
+  }
+  return out as Record<K, string>;
 }
 
 /** A refused credit keeps what was typed, so the operator corrects it rather than typing it again. */
 function formEcho(body: unknown) {
-  const b = strings(body as Record<string, unknown> | undefined, ['wallet', 'amount', 'reference']);
+  const b = strings(body, ['wallet', 'amount', 'reference']);
   return b.amount || b.reference
     ? { credit: { wallet: b.wallet || 'online', amount: b.amount, reference: b.reference } }
     : {};

@@ -68,8 +68,15 @@ const isPublic = (path: string) =>
  * alike on every instance. Nothing else in the service uses `request.session`.
  */
 const setCsrfSecret = (req: FastifyRequest, secret: string) => {
-  (req as unknown as { session: { _csrf: string } }).session = { _csrf: secret };
+  req.session = { _csrf: secret };
 };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The portal session's CSRF secret, where @fastify/csrf-protection's session mode looks. */
+    session?: { _csrf: string };
+  }
+}
 
 export async function portalRoutes(app: App, svc: Services): Promise<void> {
   await app.register(
