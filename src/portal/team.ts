@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { disableUser } from '../app/portal/disable-user.ts';
 import { inviteTeamUser } from '../app/portal/invite-user.ts';
 import { listUsers } from '../app/portal/list-users.ts';
+import { teamPasswordLink } from '../app/portal/password-link.ts';
 import type { Services } from '../app/services.ts';
 import type { App } from '../http/typed.ts';
 import { unlessRefused, userOf, type Render } from './web.ts';
@@ -56,6 +57,26 @@ export async function teamPages(
         (r) => show(req, reply, { inviteError: r.message, form }, r.status),
       );
     },
+  );
+
+  // A new set-password link (decision 0086), shown on this answer only, as an invitation's.
+  app.post(
+    '/team/users/:id/password-link',
+    { schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }), body: Type.Object(Csrf) } },
+    async (req, reply) =>
+      unlessRefused(
+        async () => {
+          const invited = await teamPasswordLink(svc, userOf(req), req.params.id);
+          return render(
+            req,
+            reply,
+            'invited',
+            { title: 'Set-password link', current: 'team', invited, reset: true },
+            201,
+          );
+        },
+        (r) => show(req, reply, { error: r.message }, r.status),
+      ),
   );
 
   app.post(

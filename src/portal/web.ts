@@ -27,6 +27,7 @@ export const NOTICES: ReadonlyMap<string, string> = new Map([
   ['timestamped-required', 'Requests must now carry X-Polita-Signature: X-Hmac-Signature alone is refused.'],
   ['timestamped-optional', 'X-Hmac-Signature alone is accepted again.'],
   ['disabled', 'The user is disabled, and signed out everywhere.'],
+  ['password-changed', 'Your password is changed; your other sessions have ended.'],
   ['paid', 'Paid from the wallet.'],
   ['payment-recorded', 'The payment is recorded.'],
 ]);
