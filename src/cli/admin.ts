@@ -14,6 +14,7 @@ import {
   rotateSecret,
 } from '../app/admin/partners.ts';
 import { inviteUser } from '../app/portal/invite-user.ts';
+import { passwordLink } from '../app/portal/password-link.ts';
 import type { Services } from '../app/services.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { BackupRefused, BackupUnavailable, backupDatabase, restoreDatabase } from '../db/backup.ts';
@@ -58,6 +59,7 @@ const USAGE = `usage: npm run admin -- <command>
   partners rotate-secret <partner id>
   partners retire-old-secrets <partner id>
   partners invite <partner id> --email <email> --role owner|developer|cashier|accountant
+  partners password-link <partner id> <user id>   a new set-password link for a portal user
                   a portal user; prints the invitation link (shown once, valid 72 h)
   credit <partner id> <online|promo|insurance> <amount MDL> <reference>
   orders list [--search <id, plate or phone>] [--partner <id>] [--status <status>] [--limit <n>] [--cursor <c>]
@@ -194,6 +196,8 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       return rotateSecret(svc, need(rest[0], 'partner id'));
     case 'partners retire-old-secrets':
       return retireOldSecrets(svc, need(rest[0], 'partner id'));
+    case 'partners password-link':
+      return passwordLink(svc, need(rest[0], 'partner id'), need(rest[1], 'user id'));
     case 'partners invite':
       return inviteUser(svc, need(rest[0], 'partner id'), {
         email: need(opt.email, '--email'),

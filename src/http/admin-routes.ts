@@ -8,6 +8,7 @@ import { listOrdersForOperator, orderDetail } from '../app/admin/orders.ts';
 import { resendOrderEvent, sendTestEvent } from '../app/deliver-webhook.ts';
 import * as partners from '../app/admin/partners.ts';
 import { inviteUser } from '../app/portal/invite-user.ts';
+import { passwordLink } from '../app/portal/password-link.ts';
 import { PORTAL_ROLES } from '../app/portal/roles.ts';
 import type { Services } from '../app/services.ts';
 import { isoLocal } from '../domain/time.ts';
@@ -169,6 +170,27 @@ export async function adminRoutes(
   );
   app.post('/admin/partners/:id/users', { schema: invite }, async (req, reply) =>
     reply.code(201).send(exactly(PortalInvitation, await inviteUser(svc, req.params.id, req.body))),
+  );
+  // A new set-password link for a portal user (decision 0086), shown only here.
+  app.post(
+    '/admin/partners/:id/users/:userId/password-link',
+    {
+      schema: {
+        ...doc(
+          'A new set-password link for a portal user; the link is shown only here',
+          'portalPasswordLink',
+        ),
+        params: Type.Object({
+          id: Type.String({ minLength: 1, maxLength: 64 }),
+          userId: Type.String({ minLength: 1, maxLength: 64 }),
+        }),
+        response: { 201: PortalInvitation, ...errorResponses },
+      },
+    },
+    async (req, reply) =>
+      reply
+        .code(201)
+        .send(exactly(PortalInvitation, await passwordLink(svc, req.params.id, req.params.userId))),
   );
 
   const credit = onPartner(

@@ -78,6 +78,7 @@ const REASONS: readonly (readonly [RegExp, string])[] = [
   ],
   [/^The password must be at most (?<max>\d+) characters long\.$/, 'reason.passwordLong'],
   [/^This password is among the 10 000 most common ones/, 'reason.passwordCommon'],
+  [/^The current password is not right\.$/, 'reason.currentPasswordWrong'],
   // Cancel policy and Correct on an order's page (decisions 0087, 0088).
   [/^A (?<product>\S+) policy cannot be cancelled$/, 'reason.cannotCancelProduct'],
   [

@@ -12,6 +12,7 @@ import { Type } from '@sinclair/typebox';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { acceptInvitation } from '../app/portal/accept-invitation.ts';
+import { changePassword } from '../app/portal/change-password.ts';
 import { INVALID_INVITATION, readInvitation } from '../app/portal/read-invitation.ts';
 import { PORTAL_ROLES, ROLE_TEXT } from '../app/portal/roles.ts';
 import { portalSessionFor } from '../app/portal/session.ts';
@@ -285,6 +286,50 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
           const safe = /^\/portal(\/[A-Za-z0-9/_:.%-]*)?$/.test(back) ? back : '/portal';
           return reply.redirect(`${safe}${safe.includes('?') ? '&' : '?'}done=language-saved`, 303);
         },
+      );
+
+      // Change password (decision 0086): any role, for itself.
+      const accountPage = (req: FastifyRequest) => ({
+        title: tOf(req)('account.title'),
+        current: 'account',
+        minLength: MIN_PASSWORD_LENGTH,
+      });
+      p.get('/account', { schema: { querystring: Type.Object({ done: Text(40) }) } }, async (req, reply) =>
+        render(req, reply, 'account', accountPage(req)),
+      );
+      p.post(
+        '/account/password',
+        { schema: { body: Type.Object({ _csrf: Text(200), current: Text(500), password: Text(1000) }) } },
+        async (req, reply) =>
+          unlessRefused(
+            async () => {
+              const changed = await changePassword(svc, req.portalSession!.user, {
+                current: req.body.current ?? '',
+                password: req.body.password ?? '',
+                sessionId: req.cookies[COOKIE] ?? '',
+                address: req.ip,
+              });
+              if (!changed.ok) {
+                reply.header('retry-after', changed.retryAfterSeconds);
+                return render(
+                  req,
+                  reply,
+                  'account',
+                  { ...accountPage(req), error: say(tOf(req), changed.message) },
+                  429,
+                );
+              }
+              return reply.redirect('/portal/account?done=password-changed', 303);
+            },
+            (r) =>
+              render(
+                req,
+                reply,
+                'account',
+                { ...accountPage(req), error: say(tOf(req), r.message) },
+                r.status,
+              ),
+          ),
       );
 
       const context = { roles: PORTAL_ROLES, roleText: ROLE_TEXT };

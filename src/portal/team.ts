@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { disableUser } from '../app/portal/disable-user.ts';
 import { inviteTeamUser } from '../app/portal/invite-user.ts';
 import { listUsers } from '../app/portal/list-users.ts';
+import { teamPasswordLink } from '../app/portal/password-link.ts';
 import type { Services } from '../app/services.ts';
 import type { App } from '../http/typed.ts';
 import { say } from './reasons.ts';
@@ -63,6 +64,26 @@ export async function teamPages(
         (r) => show(req, reply, { inviteError: say(tOf(req), r.message), form }, r.status),
       );
     },
+  );
+
+  // A new set-password link (decision 0086), shown on this answer only, as an invitation's.
+  app.post(
+    '/team/users/:id/password-link',
+    { schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }), body: Type.Object(Csrf) } },
+    async (req, reply) =>
+      unlessRefused(
+        async () => {
+          const invited = await teamPasswordLink(svc, userOf(req), req.params.id);
+          return render(
+            req,
+            reply,
+            'invited',
+            { title: tOf(req)('team.passwordLinkTitle'), current: 'team', invited, reset: true },
+            201,
+          );
+        },
+        (r) => show(req, reply, { error: say(tOf(req), r.message) }, r.status),
+      ),
   );
 
   app.post(

@@ -41,6 +41,7 @@ export const NOTICES: ReadonlyMap<string, string> = new Map(
     'corrected',
     'renewals-saved',
     'event-queued',
+    'password-changed',
   ].map((done) => [done, `notice.${done}`]),
 );
 

@@ -249,6 +249,21 @@ const ROWS: Row[] = [
   },
   {
     method: 'POST',
+    route: '/portal/team/users/:id/password-link',
+    url: async (c) => `/portal/team/users/${await c.freshUser()}/password-link`,
+    expect: [201, 403, 403, 403],
+  },
+  { method: 'GET', route: '/portal/account', url: () => '/portal/account', expect: everyone(200) },
+  {
+    method: 'POST',
+    route: '/portal/account/password',
+    url: () => '/portal/account/password',
+    // A wrong current password: refused, nothing changed.
+    fields: () => ({ current: 'not the password at all', password: 'river-blue-cactus-9 lamp' }),
+    expect: everyone(400),
+  },
+  {
+    method: 'POST',
     route: '/portal/team/users/:id/disable',
     url: async (c) => `/portal/team/users/${await c.freshUser()}/disable`,
     expect: [303, 403, 403, 403],

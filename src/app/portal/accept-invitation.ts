@@ -10,7 +10,7 @@ import { asUser } from './actor.ts';
 import { hashPassword, passwordProblem } from './password.ts';
 import { INVALID_INVITATION } from './read-invitation.ts';
 import { portalUserOf } from './roles.ts';
-import { openSession, type PortalSession } from './session.ts';
+import { endUserSessions, openSession, type PortalSession } from './session.ts';
 import { limitReached, type LimitedResult } from './sign-in.ts';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -60,6 +60,8 @@ export async function acceptInvitation(
       throw isUniqueViolation(err) ? notFound(INVALID_INVITATION) : err;
     });
     await markInvitationUsed(trx, found.token_sha256, now);
+    // A set-password link of a user who had one: its sessions end with the old password.
+    await endUserSessions(trx, found.user_id);
     const user = portalUserOf(found);
     const opened = await openSession(svc, trx, user);
     await asUser(user, () =>

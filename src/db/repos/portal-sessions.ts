@@ -24,3 +24,12 @@ export async function findLivePortalSession(db: Db, idSha256: string, idleSince:
 export async function deleteUserSessions(db: Db, userId: string): Promise<void> {
   await db.deleteFrom('portal_sessions').where('user_id', '=', userId).execute();
 }
+
+/** Ends every session of a user but the one kept (its password was changed in that one). */
+export async function deleteOtherUserSessions(db: Db, userId: string, keepSha256: string): Promise<void> {
+  await db
+    .deleteFrom('portal_sessions')
+    .where('user_id', '=', userId)
+    .where('id_sha256', '!=', keepSha256)
+    .execute();
+}
