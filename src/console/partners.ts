@@ -5,6 +5,7 @@ import { ledgerCsv, listPartners, partnerWallet } from '../app/admin/directory.t
 import * as partners from '../app/admin/partners.ts';
 import { sendTestEvent } from '../app/deliver-webhook.ts';
 import { inviteUser } from '../app/portal/invite-user.ts';
+import { passwordLinkByEmail } from '../app/portal/password-link.ts';
 import { PORTAL_ROLES } from '../app/portal/roles.ts';
 import type { Services } from '../app/services.ts';
 import { badRequest, DomainError } from '../domain/errors.ts';
@@ -320,6 +321,43 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       return showPartner(req, reply, id, { error: r.message }, r.status);
     }
   });
+  // A new set-password link for a user who forgot the password (decision 0086): shown once, here.
+  app.post(
+    '/partners/:id/users/password-link',
+    { schema: { params: Id, body: Type.Object({ ...Csrf, email: Text(254) }) } },
+    async (req, reply) => {
+      const id = req.params.id;
+      try {
+        requireRole(req, 'POST', `/admin/partners/${id}/users/user/password-link`, 'send set-password links');
+        const partner = await partners.getPartner(svc, id);
+        const invitation = await passwordLinkByEmail(svc, id, req.body.email ?? '');
+        return render(
+          req,
+          reply,
+          'invitation',
+          {
+            title: 'Set-password link',
+            nav: 'partners',
+            partnerId: id,
+            partnerName: partner.name,
+            invitation,
+            reset: true,
+          },
+          201,
+        );
+      } catch (e) {
+        if (!(e instanceof DomainError)) throw e;
+        const r = refusal(e)!;
+        return showPartner(
+          req,
+          reply,
+          id,
+          { error: r.message, reset: { email: req.body.email ?? '' } },
+          r.status,
+        );
+      }
+    },
+  );
   // A portal invitation's link is shown once, on this answer: no redirect, never in a URL or a log.
   app.post(
     '/partners/:id/users',

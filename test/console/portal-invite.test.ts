@@ -93,3 +93,57 @@ describe('the console’s portal invitation', () => {
     expect(res.body).toContain('The support role cannot invite portal users');
   });
 });
+
+describe('the console’s set-password link (a forgotten password)', () => {
+  const reset = (as: { csrf: string; cookies: string }, id: string, email: string) =>
+    h.service.app.inject({
+      method: 'POST',
+      url: `/console/partners/${id}/users/password-link`,
+      headers: {
+        cookie: as.cookies,
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: 'http://polita.test',
+      },
+      payload: new URLSearchParams({ _csrf: as.csrf, email }).toString(),
+    });
+
+  it('shows a new link for the partner’s user once, opening the set-password page, audited from the console', async () => {
+    const p = await h.newPartner();
+    const invited = await h.admin<{ id: string }>('POST', `/admin/partners/${p.id}/users`, {
+      email: 'forgot@agent.example',
+      role: 'cashier',
+    });
+    expect(invited.status).toBe(201);
+    const page = await partnerPage(cookie, p.id);
+    expect(page.body).toContain(`<label for="reset_email">User's email</label>`);
+    const res = await reset(page, p.id, 'Forgot@Agent.example');
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.body).toContain('A new set-password link for');
+    const url = /<code id="invitation-url" class="secret">([^<]+)<\/code>/.exec(res.body)?.[1];
+    const link = await h.service.app.inject({
+      method: 'GET',
+      url: new URL(url!).pathname,
+      headers: { 'accept-language': 'en' },
+    });
+    expect(link.statusCode).toBe(200);
+    expect(link.body).toContain('Set password');
+    const audit = await h.admin<{ entries: { action: string; via: string }[] }>(
+      'GET',
+      `/admin/audit?target=${p.id}`,
+    );
+    expect(audit.body.entries[0]).toMatchObject({ action: 'partner.password_link', via: 'console' });
+  });
+
+  it('answers an unknown email on the partner page, keeping what was typed, and refuses support', async () => {
+    const page = await partnerPage(cookie, h.demo.id);
+    const res = await reset(page, h.demo.id, 'nobody@agent.example');
+    expect(res.statusCode).toBe(404);
+    expect(res.body).toContain('User not found, or disabled');
+    expect(res.body).toContain('value="nobody@agent.example"');
+    const { token } = await createOperator(h.service.svc, { name: 'Ion', role: 'support' });
+    const support = await partnerPage(await signIn(token), h.demo.id);
+    const refused = await reset(support, h.demo.id, 'nobody@agent.example');
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain('The support role cannot send set-password links');
+  });
+});

@@ -164,6 +164,21 @@ describe('npm run admin -- partners invite', () => {
     );
     const audit = await h.admin<{ entries: Record<string, unknown>[] }>('GET', `/admin/audit?target=${p.id}`);
     expect(audit.body.entries[0]).toMatchObject({ action: 'partner.invite_user', via: 'cli' });
+
+    // A forgotten password: a new set-password link for the same user, from the command line.
+    const user = (JSON.parse(ok.stdout) as { id: string }).id;
+    const reset = await run(
+      'npm',
+      ['run', '--silent', 'admin', '--', 'partners', 'password-link', p.id, user],
+      { env },
+    );
+    expect(JSON.parse(reset.stdout)).toMatchObject({
+      id: user,
+      email: 'cli@example.com',
+      invitation_url: expect.stringMatching(/^http:\/\/polita\.test\/portal\/invitations\/[\w-]{43}$/),
+    });
+    const after = await h.admin<{ entries: Record<string, unknown>[] }>('GET', `/admin/audit?target=${p.id}`);
+    expect(after.body.entries[0]).toMatchObject({ action: 'partner.password_link', via: 'cli' });
   });
 });
 

@@ -45,6 +45,18 @@ export async function passwordLink(svc: Services, partnerId: string, userId: str
   };
 }
 
+/** The operator's console names the user by email: the partner's user with that address. */
+export async function passwordLinkByEmail(
+  svc: Services,
+  partnerId: string,
+  email: string,
+): Promise<Invitation> {
+  const wanted = email.trim().toLowerCase();
+  const user = (await listPartnerUsers(svc.db, partnerId)).find((u) => u.email.toLowerCase() === wanted);
+  if (!user) throw notFound('User not found, or disabled');
+  return passwordLink(svc, partnerId, user.id);
+}
+
 /** An owner sends a colleague (or itself) a new set-password link (Team). */
 export async function teamPasswordLink(svc: Services, owner: PortalUser, userId: string) {
   requireArea(owner, 'team');
