@@ -4,7 +4,8 @@
  * Starts the service in this process on a database of its own, created on the PostgreSQL server of
  * the admin URL (default postgres://postgres@127.0.0.1:5432/postgres) and dropped at the end.
  *
- * 1. Slow clients: MAX_CONNECTIONS 40 and 5 an address (1024 and 256 scaled down); eight loopback
+ * 1. Slow clients: MAX_CONNECTIONS 40 and 5 an address by default (BENCH_MAX_CONNECTIONS and
+ *    BENCH_PER_ADDRESS give the defaults' 1024 and 256, the attack's own scale); eight loopback
  *    addresses hold every slow-body connection they may and reopen each one closed; a ninth address
  *    asks /healthz five times: status and time of each answer.
  * 2. Password work: 32 POSTs of made-up invitation tokens at once, each from its own address; meanwhile
@@ -25,6 +26,8 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { startService } from '../src/service.ts';
 
+const maxConnections = Number(process.env.BENCH_MAX_CONNECTIONS ?? 40);
+const perAddress = Number(process.env.BENCH_PER_ADDRESS ?? 5);
 const adminUrl = process.argv[2] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const name = `polita_bench_${randomBytes(5).toString('hex')}`;
 const dataDir = mkdtempSync(join(tmpdir(), 'polita-bench-sec-'));
@@ -39,8 +42,8 @@ const service = await startService(
     DATA_DIR: dataDir,
     SECRET_KEY: 'b'.repeat(64),
     LOG_LEVEL: 'silent',
-    MAX_CONNECTIONS: '40',
-    MAX_CONNECTIONS_PER_IP: '5',
+    MAX_CONNECTIONS: String(maxConnections),
+    MAX_CONNECTIONS_PER_IP: String(perAddress),
   }),
   { logger: createLogger('silent'), workers: false },
 );
@@ -99,7 +102,7 @@ const hold = (from: string) => {
     if (attacking) setTimeout(() => hold(from), 20);
   });
 };
-for (let a = 2; a <= 9; a++) for (let i = 0; i < 5; i++) hold(`127.0.0.${a}`);
+for (let a = 2; a <= 9; a++) for (let i = 0; i < perAddress; i++) hold(`127.0.0.${a}`);
 await new Promise((r) => setTimeout(r, 1500));
 const ninth = [];
 for (let i = 0; i < 5; i++) {
@@ -108,7 +111,7 @@ for (let i = 0; i < 5; i++) {
 }
 attacking = false;
 for (const s of held) s.destroy();
-console.log(`1. ninth client under 8 × 5 slow connections: ${ninth.join(', ')}`);
+console.log(`1. ninth client under 8 × ${perAddress} slow connections: ${ninth.join(', ')}`);
 await new Promise((r) => setTimeout(r, 500));
 
 // A portal user to sign in as.
