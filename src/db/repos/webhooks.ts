@@ -250,9 +250,9 @@ const attemptValues = (a: AttemptRecord) => ({
  * order: the order row, then the event row), which waits for a transaction creating an event of
  * the order (it holds the order's row lock) to commit. Its "none waiting" check was made on the
  * statement's snapshot, taken before that commit, and would miss the waiting event it inserted;
- * but that transaction moved the order's status, and PostgreSQL re-checks a row it waited for
- * (or found changed) against its newest version: the lock's condition "the status is the one of
- * the snapshot" then fails, and the statement changes nothing (`applied: false`). The same holds
+ * but that transaction updated the order's row, and PostgreSQL re-checks a row it waited for
+ * (or found changed) against its newest version: the lock's condition "the row version (xmin) is
+ * the one of the snapshot" then fails, and the statement changes nothing (`applied: false`). The same holds
  * when it committed after the snapshot was taken but before the lock was asked for. No round trip
  * more: the attempt's foreign key locked the same row at the end of the statement already.
  */
@@ -280,8 +280,9 @@ const settleUnlessWaitingStatement = compiledOnce(
       settled_at: Date;
     },
   ) => {
-    // The order's status never comes back to a former one (order-state.ts), so an unchanged status
-    // means that no transition, hence no event, was committed since the snapshot.
+    // Every transaction that creates an event of the order updates the order's row (a transition,
+    // a correction, which may leave the status as it was), and each update gives the row a new
+    // xmin: an unchanged xmin means that no event was committed since the snapshot.
     const applies = sql<boolean>`exists (select 1 from held) and not exists (
       select 1 from webhook_events w where w.order_id = ${a.order_id} and w.state = 'waiting')`;
     return db
@@ -290,9 +291,7 @@ const settleUnlessWaitingStatement = compiledOnce(
           .selectFrom('orders as o')
           .select('o.id')
           .where('o.id', '=', a.order_id)
-          .where('o.status', '=', (eb) =>
-            eb.selectFrom('orders as s').select('s.status').where('s.id', '=', a.order_id),
-          )
+          .where(sql<boolean>`o.xmin = (select s.xmin from orders s where s.id = ${a.order_id})`)
           .forShare('o'),
       )
       .with('attempt', (q) =>
