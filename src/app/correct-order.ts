@@ -1,16 +1,14 @@
 import { markQuoteUsed } from '../db/repos/after-sale-quotes.ts';
 import {
-  clearItemForReissue,
   findOrderWithItems,
   lockOrderWithItems,
   markCorrected,
-  replaceIssuedItem,
+  replaceItem,
   transition,
 } from '../db/repos/orders.ts';
 import type { OrderItemRow, OrderRow, PartnerRow } from '../db/schema.ts';
 import { badRequest, conflict, DomainError, orderNotFound, providerRefused } from '../domain/errors.ts';
-import { formatAmount } from '../domain/money.ts';
-import { formatDmy, isValidDate, localDate, localDateTime } from '../domain/time.ts';
+import { isValidDate, localDate } from '../domain/time.ts';
 import { productModule } from '../products/registry.ts';
 import type { Correction, PricedItem, ProductModule } from '../products/types.ts';
 import { ProviderRejection } from '../providers/types.ts';
@@ -23,9 +21,26 @@ import {
   requireCompleted,
 } from './after-sale.ts';
 import { getOrder } from './get-order.ts';
+import { renderPolicy } from './issue-order.ts';
 import { emitOrderEvent } from './webhook-events.ts';
 import { catalogueOf, productContext } from './product-context.ts';
 import type { Services } from './services.ts';
+
+/** What a corrected item's row becomes, before any new document. */
+const replacement = (
+  next: Pick<OrderItemRow, 'order_id' | 'idx' | 'description' | 'start_date' | 'end_date'> & {
+    details: unknown;
+  },
+  at: Date,
+) => ({
+  orderId: next.order_id,
+  idx: next.idx,
+  description: next.description,
+  startDate: next.start_date,
+  endDate: next.end_date,
+  details: next.details,
+  at,
+});
 
 export const STALE_CORRECTION = 'Correction quote expired: preview again';
 
@@ -185,15 +200,7 @@ export async function confirmCorrection(
       };
       if (m.asyncIssue) {
         // Its provider answers later: issuance re-issues it, the order `processing` meanwhile.
-        await clearItemForReissue(trx, {
-          orderId: id,
-          idx: item.idx,
-          description: next.description,
-          startDate: next.start_date,
-          endDate: next.end_date,
-          details: next.details,
-          at,
-        });
+        await replaceItem(trx, replacement(next, at));
         later = true;
         continue;
       }
@@ -217,31 +224,20 @@ export async function confirmCorrection(
         throw err;
       }
       const issued = m.issue(ctx, catalogueOf(svc, m), next, receipt);
-      const pdf = await svc.documents.render({
-        title: issued.document.title,
-        orderId: id,
-        product: item.product,
-        issuedAt: localDateTime(now)
-          .slice(0, 16)
-          .replace(/^(\d{4})-(\d{2})-(\d{2})/, '$3.$2.$1'),
+      const pdf = await renderPolicy(svc, {
+        document: issued.document,
+        order,
+        item: { ...next, price: item.price },
         partnerName: partner.name,
-        customer: order.customer,
-        fields: issued.document.fields,
-        price: formatAmount(item.price, 'MDL'),
-        ...(next.start_date ? { startDate: formatDmy(next.start_date) } : {}),
-        ...(next.end_date ? { endDate: formatDmy(next.end_date) } : {}),
+        now,
       });
-      await replaceIssuedItem(trx, {
-        orderId: id,
-        idx: item.idx,
-        description: next.description,
-        startDate: next.start_date,
-        endDate: next.end_date,
-        details: next.details,
-        issued: { product: item.product, ...issued.fields },
-        fileToken: Buffer.from(svc.randomBytes(16)).toString('hex'),
-        pdf,
-        at,
+      await replaceItem(trx, {
+        ...replacement(next, at),
+        document: {
+          issued: { product: item.product, ...issued.fields },
+          fileToken: Buffer.from(svc.randomBytes(16)).toString('hex'),
+          pdf,
+        },
       });
     }
     const starts = a.corrected

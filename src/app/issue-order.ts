@@ -3,6 +3,8 @@ import { formatAmount } from '../domain/money.ts';
 import { localDateTime, formatDmy } from '../domain/time.ts';
 import { completeIssuedOrder, type IssuedItem } from '../db/repos/issuance.ts';
 import { findOrderWithItems, setItemIssued, transition } from '../db/repos/orders.ts';
+import type { OrderRow } from '../db/schema.ts';
+import type { PolicyDocument } from '../documents/policy-pdf.ts';
 import { ProviderRejection } from '../providers/types.ts';
 import { productModule } from '../products/registry.ts';
 import { purchase } from '../products/shared.ts';
@@ -10,6 +12,37 @@ import { catalogueOf, productContext } from './product-context.ts';
 import { refundLockedOrder } from './refund-order.ts';
 import type { Services } from './services.ts';
 import { emitOrderEvent, newEventId } from './webhook-events.ts';
+
+/**
+ * The policy PDF of an issued item, as issuance and a correction's re-issue render it: the item's
+ * price and dates, the partner and customer, `SPECIMEN — sandbox` on a sandbox.
+ */
+export function renderPolicy(
+  svc: Pick<Services, 'documents' | 'config'>,
+  p: {
+    document: Pick<PolicyDocument, 'title' | 'fields'>;
+    order: { id: string; customer: OrderRow['customer'] };
+    item: { product: string; price: number; start_date: string | null; end_date: string | null };
+    partnerName: string;
+    now: number;
+  },
+): Promise<Uint8Array> {
+  return svc.documents.render({
+    title: p.document.title,
+    orderId: p.order.id,
+    product: p.item.product,
+    issuedAt: localDateTime(p.now)
+      .slice(0, 16)
+      .replace(/^(\d{4})-(\d{2})-(\d{2})/, '$3.$2.$1'),
+    partnerName: p.partnerName,
+    customer: p.order.customer,
+    fields: p.document.fields,
+    price: formatAmount(p.item.price, 'MDL'),
+    ...(p.item.start_date ? { startDate: formatDmy(p.item.start_date) } : {}),
+    ...(p.item.end_date ? { endDate: formatDmy(p.item.end_date) } : {}),
+    specimen: svc.config.sandbox,
+  });
+}
 
 export type IssueOutcome = 'completed' | 'processing' | 'failed' | 'skipped';
 
@@ -82,20 +115,12 @@ export async function issueOrder(
           })
         : await purchase(ctx, item, orderId, m.cover(item));
       const issued = m.issue(ctx, catalogueOf(svc, m), item, receipt);
-      const pdf = await svc.documents.render({
-        title: issued.document.title,
-        orderId,
-        product: item.product,
-        issuedAt: localDateTime(now)
-          .slice(0, 16)
-          .replace(/^(\d{4})-(\d{2})-(\d{2})/, '$3.$2.$1'),
+      const pdf = await renderPolicy(svc, {
+        document: issued.document,
+        order,
+        item,
         partnerName: partner.name,
-        customer: order.customer,
-        fields: issued.document.fields,
-        price: formatAmount(item.price, 'MDL'),
-        ...(item.start_date ? { startDate: formatDmy(item.start_date) } : {}),
-        ...(item.end_date ? { endDate: formatDmy(item.end_date) } : {}),
-        specimen: svc.config.sandbox,
+        now,
       });
       const fields = { product: item.product, ...issued.fields };
       const token = Buffer.from(svc.randomBytes(16)).toString('hex');

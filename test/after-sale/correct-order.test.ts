@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { extractPdfText } from '../support/pdf-text.ts';
 import { completedOrder, expectBooksClean, mdItem, orderState, rcaOrder } from './support.ts';
 
 let h: Harness;
@@ -65,6 +66,11 @@ describe('correct-order of a vignette before its first day', () => {
     expect(fileOf(c.body)).not.toBe(oldFile);
     expect(await fetchFile(oldFile)).toBe(410);
     expect(await fetchFile(fileOf(c.body))).toBe(200);
+    // The re-issued policy is rendered as issuance renders one: a sandbox's is a specimen.
+    const pdf = await h.service.app.inject({ url: fileOf(c.body) });
+    const text = await extractPdfText(pdf.rawPayload);
+    expect(text).toContain('SPECIMEN — sandbox');
+    expect(text).toContain('B CD 5678');
 
     // The same confirmation again answers the same order.
     const again = await correct(id, changes, p.body.quote_id);

@@ -426,10 +426,12 @@ export async function countOrdersByStatus(db: Db): Promise<{ status: string; n: 
 }
 
 /**
- * A corrected item re-issued (decision 0088): its new request, dates, issued fields and document;
- * the previous document stays, marked replaced, so its URL answers 410.
+ * A corrected item (decision 0088): its new request and dates, and either its re-issued fields and
+ * document (`document`) or, when its provider re-issues it later (vignette:eu), its issued fields and
+ * document cleared for issuance to fill. The previous document stays, marked replaced, so its URL
+ * answers 410 from now on.
  */
-export async function replaceIssuedItem(
+export async function replaceItem(
   trx: Transaction<DB>,
   r: {
     orderId: string;
@@ -438,10 +440,8 @@ export async function replaceIssuedItem(
     startDate: string | null;
     endDate: string | null;
     details: unknown;
-    issued: Record<string, unknown>;
-    fileToken: string;
-    pdf: Uint8Array;
     at: Date;
+    document?: { issued: Record<string, unknown>; fileToken: string; pdf: Uint8Array };
   },
 ): Promise<void> {
   await trx
@@ -458,16 +458,24 @@ export async function replaceIssuedItem(
       start_date: r.startDate,
       end_date: r.endDate,
       details: JSON.stringify(r.details),
-      issued: JSON.stringify(r.issued),
-      file_token: r.fileToken,
+      issued: r.document ? JSON.stringify(r.document.issued) : null,
+      file_token: r.document?.fileToken ?? null,
     })
     .where('order_id', '=', r.orderId)
     .where('idx', '=', r.idx)
     .execute();
-  await trx
-    .insertInto('documents')
-    .values({ token: r.fileToken, order_id: r.orderId, idx: r.idx, pdf: r.pdf, created_at: r.at })
-    .execute();
+  if (r.document) {
+    await trx
+      .insertInto('documents')
+      .values({
+        token: r.document.fileToken,
+        order_id: r.orderId,
+        idx: r.idx,
+        pdf: r.document.pdf,
+        created_at: r.at,
+      })
+      .execute();
+  }
 }
 
 /** The order corrected: its dates as its items now say, when and by whom; once per order. */
@@ -489,43 +497,4 @@ export async function markCorrected(
     .where('corrected_at', 'is', null)
     .executeTakeFirst();
   return res.numUpdatedRows > 0n;
-}
-
-/**
- * A corrected item its provider re-issues later (vignette:eu, decision 0088): its new request and
- * dates now, its issued fields and document cleared for issuance to fill; the previous document
- * stays, marked replaced, so its URL answers 410 from now on.
- */
-export async function clearItemForReissue(
-  trx: Transaction<DB>,
-  r: {
-    orderId: string;
-    idx: number;
-    description: string;
-    startDate: string | null;
-    endDate: string | null;
-    details: unknown;
-    at: Date;
-  },
-): Promise<void> {
-  await trx
-    .updateTable('documents')
-    .set({ replaced_at: r.at })
-    .where('order_id', '=', r.orderId)
-    .where('idx', '=', r.idx)
-    .where('replaced_at', 'is', null)
-    .execute();
-  await trx
-    .updateTable('order_items')
-    .set({
-      description: r.description,
-      start_date: r.startDate,
-      end_date: r.endDate,
-      details: JSON.stringify(r.details),
-      issued: null,
-      file_token: null,
-    })
-    .where('order_id', '=', r.orderId)
-    .where('idx', '=', r.idx)
-    .execute();
 }
