@@ -31,7 +31,7 @@ const NOTICES = new Map<string, string>([
     'timestamped-required',
     'Timestamped signatures are required: X-Hmac-Signature alone is refused with 401.',
   ],
-  ['timestamped-optional', 'X-Hmac-Signature alone is accepted again (the spec’s form).'],
+  ['timestamped-optional', 'X-Hmac-Signature alone is accepted again (the original contract’s form).'],
   ['test-delivered', 'The test event was delivered.'],
   ['test-failed', 'The test event was not delivered.'],
   ['retired', 'The old secrets are retired: only the newest works now.'],

@@ -90,7 +90,7 @@
     var form = document.createElement('select');
     [
       ['timestamped', 'timestamped (X-Polita-Signature)'],
-      ['spec', 'the spec’s (X-Hmac-Signature)'],
+      ['spec', 'the original contract’s (X-Hmac-Signature)'],
     ].forEach(function (o) {
       var option = document.createElement('option');
       option.value = o[0];
