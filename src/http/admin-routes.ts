@@ -15,7 +15,6 @@ import { isoLocal } from '../domain/time.ts';
 import { SUB_WALLETS } from '../domain/wallet.ts';
 import { adminWalletRoutes } from './admin-wallet-routes.ts';
 import { reasonBody, sendError } from './errors.ts';
-import { parseJsonBody } from './raw-body.ts';
 import { refuseOverLimit, type OperatorAuthFailures } from './operator-auth-failures.ts';
 import {
   AuditPage,
@@ -81,7 +80,6 @@ export async function adminRoutes(
       return asActor({ ...operator, via: 'api' }, () => handler.call(this, req, reply));
     };
   });
-  app.addHook('preValidation', parseJsonBody);
 
   const tags = ['operator'];
   const doc = (summary: string, operationId: string) => ({ tags, summary, operationId });

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { confirmCancellation, previewCancellation } from '../app/cancel-order.ts';
 import { confirmCorrection, PLATE_PATTERN, previewCorrection } from '../app/correct-order.ts';
 import type { Services } from '../app/services.ts';
+import type { IdempotentRoute } from './idempotency.ts';
 import { Order, partnerDoc as doc } from './schemas.ts';
 import { errorResponses as errors, type App } from './typed.ts';
 
@@ -74,7 +75,7 @@ export const afterSaleSchemas = {
  * without `quote_id`, a confirmation with it. Registered from partnerRoutes, inside its scope, so
  * signatures, idempotency keys and the rate limit apply as to every /v1 endpoint.
  */
-export async function afterSaleRoutes(app: App, svc: Services): Promise<void> {
+export async function afterSaleRoutes(app: App, svc: Services, idempotent: IdempotentRoute): Promise<void> {
   app.post(
     '/v1/cancel-order',
     {
@@ -82,7 +83,7 @@ export async function afterSaleRoutes(app: App, svc: Services): Promise<void> {
         ...doc('Cancel a completed order: preview the refund, then confirm it', 'cancelOrder'),
         ...afterSaleSchemas.cancelOrder,
       },
-      config: { idempotent: true },
+      ...idempotent,
     },
     async (req) =>
       req.body.quote_id === undefined
@@ -96,7 +97,7 @@ export async function afterSaleRoutes(app: App, svc: Services): Promise<void> {
         ...doc('Correct a completed order’s plate or start date: preview, then confirm', 'correctOrder'),
         ...afterSaleSchemas.correctOrder,
       },
-      config: { idempotent: true },
+      ...idempotent,
     },
     async (req) =>
       req.body.quote_id === undefined
