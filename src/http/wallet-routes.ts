@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { getBalance } from '../app/get-balance.ts';
-import { payFromWallet } from '../app/pay-from-wallet.ts';
+import { payOrderFromWallet } from '../app/pay-order-from-wallet.ts';
 import type { Services } from '../app/services.ts';
 import { Order, partnerDoc as doc } from './schemas.ts';
 import { errorResponses as errors, type App } from './typed.ts';
@@ -51,6 +51,6 @@ export async function walletRoutes(app: App, svc: Services): Promise<void> {
       config: { idempotent: true },
       preValidation: refuseWebhookFields,
     },
-    async (req) => payFromWallet(svc, req.partner, req.body.id),
+    async (req) => payOrderFromWallet(svc, req.partner, req.body.id),
   );
 }
