@@ -297,6 +297,21 @@ describe('a batch of one partner’s wallet payments in one statement', () => {
     expect((await footprint(drafts[1]!.id, p.id)).status).toBe('draft');
     expect((await reconcile(h.service.svc.db)).differences).toEqual([]);
   });
+
+  it('pays payments judged by other terms (a payability window that closed between them) in statements of their own', async () => {
+    const p = await partnerWith(10_000);
+    const drafts = [await rcaDraft(h, offer, p), await rcaDraft(h, offer, p), await rcaDraft(h, offer, p)];
+    const created = (await findOrder(h.service.svc.db, drafts[1]!.id))!.created_at.getTime();
+    // The window closed before the second draft was made: under these terms it is refused.
+    const closed = termsOf(p.id, { windows: new Map([['rca', { from: -Infinity, until: created }]]) });
+    const results = await payTogether(h.service.svc.db, [
+      { terms: termsOf(p.id), draft: draft(drafts[0]!.id) },
+      { terms: closed, draft: draft(drafts[1]!.id) },
+      { terms: termsOf(p.id), draft: draft(drafts[2]!.id) },
+    ]);
+    expect(results.map((r) => (r.ok ? r.value.outcome : 'failed'))).toEqual(['paid', 'refused', 'paid']);
+    expect((await footprint(drafts[1]!.id, p.id)).status).toBe('draft');
+  });
 });
 
 describe('the issuance outbox', () => {
