@@ -44,12 +44,12 @@ export async function payOrderFromWallet(
   // expired), and a payment that keeps meeting changes is a fault.
   for (let attempt = 1; attempt <= ATTEMPTS_WHILE_THE_ORDER_CHANGES; attempt++) {
     const now = await svc.clock.now();
-    const paid = await payInPartnerBatch(svc, termsFor(svc, partner, now), draftToPay(orderId, now));
-    if (paid.outcome === 'paid') {
+    const payment = await payInPartnerBatch(svc, termsFor(svc, partner, now), draftToPay(orderId, now));
+    if (payment.outcome === 'paid') {
       svc.jobs.issuanceQueued();
-      return asGetOrderShowsIt(svc, paid.order, now);
+      return asGetOrderShowsIt(svc, payment.order, now);
     }
-    if (paid.outcome === 'insufficient') throw badRequest(INSUFFICIENT);
+    if (payment.outcome === 'insufficient') throw badRequest(INSUFFICIENT);
     const refusal = await firstRefusal(svc, partner, orderId, now);
     if (refusal) throw refusal.error;
     // No check refuses it now: the order changed after the statement (it lost a race with
