@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { getBalance } from '../app/get-balance.ts';
-import { payFromWallet } from '../app/pay-from-wallet.ts';
+import { payOrderFromWallet } from '../app/pay-order-from-wallet.ts';
 import type { Services } from '../app/services.ts';
 import type { IdempotentRoute } from './idempotency.ts';
 import { Order, partnerDoc as doc } from './schemas.ts';
@@ -52,6 +52,6 @@ export async function walletRoutes(app: App, svc: Services, idempotent: Idempote
       ...idempotent,
       preValidation: refuseWebhookFields,
     },
-    async (req) => payFromWallet(svc, req.partner, req.body.id),
+    async (req) => payOrderFromWallet(svc, req.partner, req.body.id),
   );
 }

@@ -12,7 +12,7 @@ import type { Choice } from '../../products/types.ts';
 import { audit } from '../admin/operators.ts';
 import { confirmOrder } from '../confirm-order.ts';
 import { createOrder, type CreateOrderInput } from '../create-order.ts';
-import { payFromWallet } from '../pay-from-wallet.ts';
+import { payOrderFromWallet } from '../pay-order-from-wallet.ts';
 import { catalogueOf } from '../product-context.ts';
 import { quote } from '../quote.ts';
 import type { Services } from '../services.ts';
@@ -117,7 +117,7 @@ export async function sellCreateOrder(
  * A sale's page: the order (readOrder's view), and whether the wallet is offered for it: only when
  * the partner has a wallet and every product of the order is wallet-eligible (the configuration
  * pay-order-from-balance reads). The other checks (the spending switch, the balance, the order's
- * state) are pay-from-wallet's to answer, with its reason.
+ * state) are payOrderFromWallet's to answer, with its reason.
  */
 export async function readSale(svc: Services, user: PortalUser, id: string) {
   requireArea(user, 'sell');
@@ -130,8 +130,8 @@ export async function readSale(svc: Services, user: PortalUser, id: string) {
   return { order, walletOffered: hasWallet && eligible };
 }
 
-/** pay-order-from-balance from the desk, once per order however often the button is pressed. */
-export async function sellPayFromWallet(svc: Services, user: PortalUser, id: string): Promise<void> {
+/** pay-order-from-balance from the desk (payOrderFromWallet), once per order however often the button is pressed. */
+export async function sellPayOrderFromWallet(svc: Services, user: PortalUser, id: string): Promise<void> {
   requireArea(user, 'sell');
   const partner = await partnerOf(svc, user);
   await ownedOrder(svc, user, id);
@@ -141,7 +141,7 @@ export async function sellPayFromWallet(svc: Services, user: PortalUser, id: str
     partner.id,
     `portal:pay-from-wallet:${id}`,
     async () => {
-      paid = await payFromWallet(svc, partner, id);
+      paid = await payOrderFromWallet(svc, partner, id);
       return id;
     },
     () =>

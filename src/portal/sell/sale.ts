@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { readSale, sellPayFromWallet, sellRecordPayment } from '../../app/portal/sell.ts';
+import { readSale, sellPayOrderFromWallet, sellRecordPayment } from '../../app/portal/sell.ts';
 import type { Services } from '../../app/services.ts';
 import type { App } from '../../http/typed.ts';
 import { say } from '../reasons.ts';
@@ -35,7 +35,7 @@ export function salePages(app: App, svc: Services, render: Render): void {
     async (req, reply) =>
       unlessRefused(
         async () => {
-          await sellPayFromWallet(svc, userOf(req), req.params.id);
+          await sellPayOrderFromWallet(svc, userOf(req), req.params.id);
           return reply.redirect(`/portal/sell/orders/${encodeURIComponent(req.params.id)}?done=paid`, 303);
         },
         (r) => showSale(req, reply, req.params.id, { error: say(deskOf(svc, req).t, r.message) }, r.status),
