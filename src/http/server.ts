@@ -27,6 +27,7 @@ import { schemaErrorMessage } from './schema-errors.ts';
 import { opsRoutes } from './ops-routes.ts';
 import { partnerRoutes } from './partner-routes.ts';
 import { installJsonBodies } from './raw-body.ts';
+import { installRepliesAtEndOfTurn } from './replies-at-end-of-turn.ts';
 import { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import { capConnectionsPerAddress, proxyMatcher } from './client-address.ts';
 import { shedNearLimit } from './connection-shedding.ts';
@@ -121,6 +122,7 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
   }
   installErrorHandler(app, svc.health);
   installJsonBodies(app);
+  installRepliesAtEndOfTurn(app);
   for (const s of sharedSchemas) app.addSchema(s);
 
   await registerApiDocs(app, svc);
