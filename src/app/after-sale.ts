@@ -23,7 +23,7 @@ export const QUOTE_TTL_MS = 10 * 60 * 1000;
  * Who an after-sale change is by, for the order's history and the refund: the portal user when the
  * portal called (the audit log's actor), else the partner through its API.
  */
-export function afterSaleActor(partner: PartnerRow): string {
+function afterSaleActor(partner: PartnerRow): string {
   const actor = currentActor();
   return actor.via === 'portal' ? actor.id : `partner:${partner.id}`;
 }
@@ -83,7 +83,7 @@ export interface AfterSaleChange {
   make: (
     trx: Transaction<DB>,
     locked: { order: OrderRow; items: OrderItemRow[] },
-    made: { now: number; at: Date; terms: AfterSaleQuoteRow['terms'] },
+    made: { now: number; at: Date; actor: string; terms: AfterSaleQuoteRow['terms'] },
   ) => Promise<{ before: unknown; after: unknown }>;
 }
 
@@ -101,6 +101,7 @@ export async function confirmAfterSale(
   change: AfterSaleChange,
 ) {
   await partnerOrder(svc, partner, id);
+  const actor = afterSaleActor(partner);
   await svc.db.transaction().execute(async (trx) => {
     const locked = await lockOrderWithItems(trx, id);
     if (!locked) throw orderNotFound();
@@ -112,7 +113,7 @@ export async function confirmAfterSale(
     if (!holds || held.used) throw conflict(change.stale);
     requireCompleted(order, now, change.kind);
     const at = new Date(now);
-    const audited = await change.make(trx, locked, { now, at, terms: held.quote.terms });
+    const audited = await change.make(trx, locked, { now, at, actor, terms: held.quote.terms });
     await markQuoteUsed(trx, quoteId, at);
     await auditAfterSale(trx, partner, { action: `order.${change.kind}`, target: id, ...audited, at });
   });

@@ -5,13 +5,7 @@ import { localDate } from '../domain/time.ts';
 import { orderTerms, type CancellationTerms } from '../products/cancellation.ts';
 import { productModule } from '../products/registry.ts';
 import { CancellationRefused } from '../providers/types.ts';
-import {
-  afterSaleActor,
-  completedOrder,
-  confirmAfterSale,
-  issuedTransaction,
-  newQuote,
-} from './after-sale.ts';
+import { completedOrder, confirmAfterSale, issuedTransaction, newQuote } from './after-sale.ts';
 import { refundLockedOrder } from './refund-order.ts';
 import type { Services } from './services.ts';
 
@@ -72,12 +66,11 @@ export async function previewCancellation(
  * refusal changes nothing), then the refund and the status change, while the order is locked.
  */
 export async function confirmCancellation(svc: Services, partner: PartnerRow, id: string, quoteId: string) {
-  const actor = afterSaleActor(partner);
   return confirmAfterSale(svc, partner, id, quoteId, {
     kind: 'cancel',
     stale: STALE_CANCELLATION,
     shown: (order) => order.status === 'refunded',
-    make: async (trx, { order, items }, { now, at, terms: promised }) => {
+    make: async (trx, { order, items }, { now, at, actor, terms: promised }) => {
       const terms = termsOf(svc, order, items, now);
       const to = refundTo(order);
       if (

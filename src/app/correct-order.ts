@@ -5,13 +5,7 @@ import { isValidDate, localDate } from '../domain/time.ts';
 import { productModule } from '../products/registry.ts';
 import type { Correction, PricedItem, ProductModule } from '../products/types.ts';
 import { ProviderRejection } from '../providers/types.ts';
-import {
-  afterSaleActor,
-  completedOrder,
-  confirmAfterSale,
-  issuedTransaction,
-  newQuote,
-} from './after-sale.ts';
+import { completedOrder, confirmAfterSale, issuedTransaction, newQuote } from './after-sale.ts';
 import { renderPolicy } from './issue-order.ts';
 import { emitOrderEvent } from './webhook-events.ts';
 import { catalogueOf, productContext } from './product-context.ts';
@@ -156,13 +150,12 @@ export async function confirmCorrection(
   quoteId: string,
 ) {
   requireCorrectableFields(changes);
-  const actor = afterSaleActor(partner);
   return confirmAfterSale(svc, partner, id, quoteId, {
     kind: 'correct',
     stale: STALE_CORRECTION,
     sameRequest: (terms) => sameChanges(terms.changes, changes),
     shown: (order) => order.corrected_at !== null,
-    make: async (trx, { order, items }, { now, at }) => {
+    make: async (trx, { order, items }, { now, at, actor }) => {
       const a = await assess(svc, partner, order, items, changes, now);
       if (!a.ok) throw conflict(STALE_CORRECTION);
       const ctx = productContext(svc, now, partner, order.customer);
