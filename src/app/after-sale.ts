@@ -1,35 +1,14 @@
-import { insertAudit } from '../db/repos/audit.ts';
 import { insertQuote, lockQuote, type AfterSaleQuoteRow } from '../db/repos/after-sale-quotes.ts';
-import type { OrderItemRow, OrderRow, PartnerRow } from '../db/schema.ts';
+import type { OrderItemRow, OrderRow } from '../db/schema.ts';
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { badRequest, conflict } from '../domain/errors.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
 import { isoLocal } from '../domain/time.ts';
-import { currentActor, audit } from './admin/operators.ts';
 import type { Services } from './services.ts';
 
 /** A preview's confirmation window (decision 0088), on the service clock. */
 export const QUOTE_TTL_MS = 10 * 60 * 1000;
-
-/**
- * Who an after-sale change is by, for the order's history and the refund: the portal user when the
- * portal called (the audit log's actor), else the partner through its API.
- */
-export function afterSaleActor(partner: PartnerRow): string {
-  const actor = currentActor();
-  return actor.via === 'portal' ? actor.id : `partner:${partner.id}`;
-}
-
-/** The audit entry of a partner's own change: the portal user through `audit`, else the partner. */
-export async function auditAfterSale(
-  trx: Transaction<DB>,
-  partner: PartnerRow,
-  e: { action: string; target: string; before: unknown; after: unknown; at: Date },
-): Promise<void> {
-  if (currentActor().via === 'portal') return audit(trx, e);
-  await insertAudit(trx, { ...e, actor: `partner:${partner.id}`, role: 'partner', via: 'api' });
-}
 
 /**
  * The state rule both endpoints share: only a completed order is changed after the sale. A draft

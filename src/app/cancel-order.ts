@@ -7,16 +7,10 @@ import { localDate } from '../domain/time.ts';
 import { orderTerms, type CancellationTerms } from '../products/cancellation.ts';
 import { productModule } from '../products/registry.ts';
 import { CancellationRefused } from '../providers/types.ts';
-import {
-  afterSaleActor,
-  auditAfterSale,
-  heldQuote,
-  issuedTransaction,
-  newQuote,
-  requireCompleted,
-} from './after-sale.ts';
+import { heldQuote, issuedTransaction, newQuote, requireCompleted } from './after-sale.ts';
 import { getOrder } from './get-order.ts';
 import { refundLockedOrder } from './refund-order.ts';
+import { audit, type PartnerActor, type PortalActor } from './actor.ts';
 import type { Services } from './services.ts';
 
 export const STALE_CANCELLATION = 'Cancellation quote expired: preview again';
@@ -85,9 +79,14 @@ export async function previewCancellation(
  * concurrent cancellations, corrections and operator refunds exactly one changes the order. The
  * same quote confirmed again answers the order as it is.
  */
-export async function confirmCancellation(svc: Services, partner: PartnerRow, id: string, quoteId: string) {
+export async function confirmCancellation(
+  svc: Services,
+  actor: PartnerActor | PortalActor,
+  partner: PartnerRow,
+  id: string,
+  quoteId: string,
+) {
   await ownOrder(svc, partner, id);
-  const actor = afterSaleActor(partner);
   await svc.db.transaction().execute(async (trx) => {
     const locked = await lockOrderWithItems(trx, id);
     if (!locked) throw orderNotFound();
@@ -136,13 +135,13 @@ export async function confirmCancellation(svc: Services, partner: PartnerRow, id
         : `${formatAmount(terms.refund, 'MDL')} to be refunded to the customer by the partner`;
     await refundLockedOrder(svc, trx, order, {
       reason: 'cancelled by the partner',
-      actor,
+      actor: actor.id,
       at,
       failureReason: `Cancelled by the partner: ${words}`,
       refund: { amount: terms.refund, fee: terms.fee },
     });
     await markQuoteUsed(trx, quoteId, at);
-    await auditAfterSale(trx, partner, {
+    await audit(trx, actor, {
       action: 'order.cancel',
       target: id,
       before: { status: order.status },

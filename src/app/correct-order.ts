@@ -12,18 +12,12 @@ import { isValidDate, localDate } from '../domain/time.ts';
 import { productModule } from '../products/registry.ts';
 import type { Correction, PricedItem, ProductModule } from '../products/types.ts';
 import { ProviderRejection } from '../providers/types.ts';
-import {
-  afterSaleActor,
-  auditAfterSale,
-  heldQuote,
-  issuedTransaction,
-  newQuote,
-  requireCompleted,
-} from './after-sale.ts';
+import { heldQuote, issuedTransaction, newQuote, requireCompleted } from './after-sale.ts';
 import { getOrder } from './get-order.ts';
 import { renderPolicy } from './issue-order.ts';
 import { emitOrderEvent } from './webhook-events.ts';
 import { catalogueOf, productContext } from './product-context.ts';
+import { audit, type PartnerActor, type PortalActor } from './actor.ts';
 import type { Services } from './services.ts';
 
 /** What a corrected item's row becomes, before any new document. */
@@ -167,6 +161,7 @@ const sameChanges = (a: unknown, b: Correction) =>
  */
 export async function confirmCorrection(
   svc: Services,
+  actor: PartnerActor | PortalActor,
   partner: PartnerRow,
   id: string,
   changes: Correction,
@@ -174,7 +169,6 @@ export async function confirmCorrection(
 ) {
   requireCorrectableFields(changes);
   await ownOrder(svc, partner, id);
-  const actor = afterSaleActor(partner);
   await svc.db.transaction().execute(async (trx) => {
     const locked = await lockOrderWithItems(trx, id);
     if (!locked) throw orderNotFound();
@@ -253,7 +247,7 @@ export async function confirmCorrection(
         orderId: id,
         startDate: starts[0] ?? order.start_date,
         endDate: ends.at(-1) ?? order.end_date,
-        actor,
+        actor: actor.id,
         at,
       }))
     )
@@ -261,7 +255,7 @@ export async function confirmCorrection(
     if (later) {
       if (
         !(await transition(trx, id, 'completed', 'processing', {
-          actor,
+          actor: actor.id,
           reason: 'corrected: issued again',
           at,
         }))
@@ -280,7 +274,7 @@ export async function confirmCorrection(
     // The `corrected` event when the correction is made (a vignette:eu's new file follows later).
     await emitOrderEvent(svc, trx, order, 'corrected', at);
     await markQuoteUsed(trx, quoteId, at);
-    await auditAfterSale(trx, partner, {
+    await audit(trx, actor, {
       action: 'order.correct',
       target: id,
       before: Object.fromEntries(

@@ -1,3 +1,4 @@
+import { partnerActor } from '../app/actor.ts';
 import { Type } from '@sinclair/typebox';
 import { confirmCancellation, previewCancellation } from '../app/cancel-order.ts';
 import { confirmCorrection, PLATE_PATTERN, previewCorrection } from '../app/correct-order.ts';
@@ -88,7 +89,7 @@ export async function afterSaleRoutes(app: App, svc: Services, idempotent: Idemp
     async (req) =>
       req.body.quote_id === undefined
         ? previewCancellation(svc, req.partner, req.body.id)
-        : confirmCancellation(svc, req.partner, req.body.id, req.body.quote_id),
+        : confirmCancellation(svc, partnerActor(req.partner.id), req.partner, req.body.id, req.body.quote_id),
   );
   app.post(
     '/v1/correct-order',
@@ -102,6 +103,13 @@ export async function afterSaleRoutes(app: App, svc: Services, idempotent: Idemp
     async (req) =>
       req.body.quote_id === undefined
         ? previewCorrection(svc, req.partner, req.body.id, req.body.changes)
-        : confirmCorrection(svc, req.partner, req.body.id, req.body.changes, req.body.quote_id),
+        : confirmCorrection(
+            svc,
+            partnerActor(req.partner.id),
+            req.partner,
+            req.body.id,
+            req.body.changes,
+            req.body.quote_id,
+          ),
   );
 }

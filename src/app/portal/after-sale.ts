@@ -5,7 +5,7 @@ import type { Correction } from '../../products/types.ts';
 import { confirmCancellation, previewCancellation } from '../cancel-order.ts';
 import { confirmCorrection, previewCorrection } from '../correct-order.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import { ownedOrder } from './read-order.ts';
 import { mayOpen, requireArea, type PortalUser } from './roles.ts';
 
@@ -32,17 +32,17 @@ async function partnerOf(svc: Services, user: PortalUser, id: string): Promise<P
 
 export async function portalPreviewCancel(svc: Services, user: PortalUser, id: string) {
   const partner = await partnerOf(svc, user, id);
-  return asUser(user, () => previewCancellation(svc, partner, id));
+  return previewCancellation(svc, partner, id);
 }
 
 export async function portalConfirmCancel(svc: Services, user: PortalUser, id: string, quoteId: string) {
   const partner = await partnerOf(svc, user, id);
-  await asUser(user, () => confirmCancellation(svc, partner, id, quoteId));
+  await confirmCancellation(svc, portalActor(user), partner, id, quoteId);
 }
 
 export async function portalPreviewCorrect(svc: Services, user: PortalUser, id: string, changes: Correction) {
   const partner = await partnerOf(svc, user, id);
-  return asUser(user, () => previewCorrection(svc, partner, id, changes));
+  return previewCorrection(svc, partner, id, changes);
 }
 
 export async function portalConfirmCorrect(
@@ -53,5 +53,5 @@ export async function portalConfirmCorrect(
   quoteId: string,
 ) {
   const partner = await partnerOf(svc, user, id);
-  await asUser(user, () => confirmCorrection(svc, partner, id, changes, quoteId));
+  await confirmCorrection(svc, portalActor(user), partner, id, changes, quoteId);
 }

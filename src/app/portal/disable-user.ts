@@ -1,9 +1,9 @@
 import { badRequest, notFound } from '../../domain/errors.ts';
 import { revokeInvitations } from '../../db/repos/portal-invitations.ts';
 import { disableUser as disableUserRow } from '../../db/repos/users.ts';
-import { audit } from '../admin/operators.ts';
+import { audit } from '../actor.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import { requireArea, type PortalUser } from './roles.ts';
 import { endUserSessions } from './session.ts';
 
@@ -22,14 +22,12 @@ export async function disableUser(svc: Services, user: PortalUser, id: string): 
     if (!row) throw notFound('User not found, or disabled already');
     await revokeInvitations(trx, id, now);
     await endUserSessions(trx, id);
-    await asUser(user, () =>
-      audit(trx, {
-        action: 'partner.disable_user',
-        target: user.partnerId,
-        before: { user_id: id, email: row.email, role: row.role, disabled: false },
-        after: { user_id: id, email: row.email, role: row.role, disabled: true },
-        at,
-      }),
-    );
+    await audit(trx, portalActor(user), {
+      action: 'partner.disable_user',
+      target: user.partnerId,
+      before: { user_id: id, email: row.email, role: row.role, disabled: false },
+      after: { user_id: id, email: row.email, role: row.role, disabled: true },
+      at,
+    });
   });
 }

@@ -1,6 +1,6 @@
 import { rotateSecret as rotatePartnerSecret } from '../admin/partners.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import { requireArea, type PortalUser } from './roles.ts';
 
 /**
@@ -9,5 +9,5 @@ import { requireArea, type PortalUser } from './roles.ts';
  */
 export async function rotateSecret(svc: Services, user: PortalUser): Promise<{ secret: string }> {
   requireArea(user, 'developers');
-  return asUser(user, () => rotatePartnerSecret(svc, user.partnerId));
+  return rotatePartnerSecret(svc, portalActor(user), user.partnerId);
 }

@@ -9,14 +9,14 @@ import { findWallet } from '../../db/repos/wallets.ts';
 import type { PartnerRow } from '../../db/schema.ts';
 import { PRODUCT_MODULES, productModule, type ProductCode } from '../../products/registry.ts';
 import type { Choice } from '../../products/types.ts';
-import { audit } from '../admin/operators.ts';
+import { audit } from '../actor.ts';
 import { confirmOrder } from '../confirm-order.ts';
 import { createOrder, type CreateOrderInput } from '../create-order.ts';
 import { payOrderFromWallet } from '../pay-order-from-wallet.ts';
 import { catalogueOf } from '../product-context.ts';
 import { quote } from '../quote.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import { ownedOrder, readOrder } from './read-order.ts';
 import { requireArea, type PortalUser } from './roles.ts';
 
@@ -101,15 +101,13 @@ export async function sellCreateOrder(
       price = order.price;
       return order.id;
     },
-    (id) =>
-      asUser(user, async () =>
-        audit(svc.db, {
-          action: 'order.create',
-          target: id,
-          after: { price, products: input.products.map((p) => p.product) },
-          at: new Date(await svc.clock.now()),
-        }),
-      ),
+    async (id) =>
+      audit(svc.db, portalActor(user), {
+        action: 'order.create',
+        target: id,
+        after: { price, products: input.products.map((p) => p.product) },
+        at: new Date(await svc.clock.now()),
+      }),
   );
 }
 
@@ -144,15 +142,13 @@ export async function sellPayOrderFromWallet(svc: Services, user: PortalUser, id
       paid = await payOrderFromWallet(svc, partner, id);
       return id;
     },
-    () =>
-      asUser(user, async () =>
-        audit(svc.db, {
-          action: 'order.pay_from_wallet',
-          target: id,
-          after: { status: paid!.status, price: paid!.price },
-          at: new Date(await svc.clock.now()),
-        }),
-      ),
+    async () =>
+      audit(svc.db, portalActor(user), {
+        action: 'order.pay_from_wallet',
+        target: id,
+        after: { status: paid!.status, price: paid!.price },
+        at: new Date(await svc.clock.now()),
+      }),
   );
 }
 
@@ -170,28 +166,26 @@ export async function sellRecordPayment(
   requireArea(user, 'sell');
   const partner = await partnerOf(svc, user);
   const order = await ownedOrder(svc, user, id);
-  await asUser(user, async () => {
-    const now = await svc.clock.now();
-    // In the payment's transaction, and only when this press paid the order.
-    await confirmOrder(
-      svc,
-      partner,
-      id,
-      {
-        receipt_id: p.receipt_id,
-        transaction_id: p.transaction_id,
-        paid_at: now,
-        amount: baniToMdl(order.price),
-      },
-      (trx) =>
-        audit(trx, {
-          action: 'order.record_payment',
-          target: id,
-          after: { status: 'paid', receipt_id: p.receipt_id, transaction_id: p.transaction_id },
-          at: new Date(now),
-        }),
-    );
-  });
+  const now = await svc.clock.now();
+  // In the payment's transaction, and only when this press paid the order.
+  await confirmOrder(
+    svc,
+    partner,
+    id,
+    {
+      receipt_id: p.receipt_id,
+      transaction_id: p.transaction_id,
+      paid_at: now,
+      amount: baniToMdl(order.price),
+    },
+    (trx) =>
+      audit(trx, portalActor(user), {
+        action: 'order.record_payment',
+        target: id,
+        after: { status: 'paid', receipt_id: p.receipt_id, transaction_id: p.transaction_id },
+        at: new Date(now),
+      }),
+  );
 }
 
 /** How long a second press waits for the first to answer before saying so. */

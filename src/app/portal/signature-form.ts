@@ -1,6 +1,6 @@
 import { changePartner } from '../admin/partners.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import { requireArea, type PortalUser } from './roles.ts';
 
 /**
@@ -14,5 +14,5 @@ export async function setTimestampedSignatures(
   required: boolean,
 ): Promise<void> {
   requireArea(user, 'developers');
-  await asUser(user, () => changePartner(svc, user.partnerId, { require_timestamped_signature: required }));
+  await changePartner(svc, portalActor(user), user.partnerId, { require_timestamped_signature: required });
 }
