@@ -7,7 +7,7 @@ import { tokenHash } from '../../secrets/secret-box.ts';
 import { audit, type Actor } from '../actor.ts';
 import type { Services } from '../services.ts';
 import { portalActor } from './actor.ts';
-import { PORTAL_ROLES, requireArea, type PortalUser } from './roles.ts';
+import { PORTAL_ROLES, type PortalUser } from './roles.ts';
 
 /** How long an invitation link works, by the real clock (decision 0037). */
 export const INVITATION_MS = 72 * 3_600_000;
@@ -94,6 +94,5 @@ export async function inviteTeamUser(
   user: PortalUser,
   input: { email: string; role: string },
 ): Promise<Invitation> {
-  requireArea(user, 'team');
   return inviteUser(svc, portalActor(user), user.partnerId, input);
 }

@@ -6,7 +6,7 @@ import { audit, type Actor } from '../actor.ts';
 import type { Services } from '../services.ts';
 import { portalActor } from './actor.ts';
 import { INVITATION_MS, type Invitation } from './invite-user.ts';
-import { requireArea, type PortalUser } from './roles.ts';
+import type { PortalUser } from './roles.ts';
 
 /**
  * A new set-password link for a user of the partner (decision 0086): a forgotten password is reset by
@@ -65,6 +65,5 @@ export async function passwordLinkByEmail(
 
 /** An owner sends a colleague (or itself) a new set-password link (Team). */
 export async function teamPasswordLink(svc: Services, owner: PortalUser, userId: string) {
-  requireArea(owner, 'team');
   return passwordLink(svc, portalActor(owner), owner.partnerId, userId);
 }
