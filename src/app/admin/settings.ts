@@ -1,6 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import { getSetting, putSetting } from '../../db/repos/settings.ts';
-import type { DB } from '../../db/schema.ts';
+import { putSetting, readSpendingEnabled } from '../../db/repos/settings.ts';
+import type { Db } from '../../db/schema.ts';
 import { isoLocal } from '../../domain/time.ts';
 import type { Services } from '../services.ts';
 import { audit, type Actor } from '../actor.ts';
@@ -11,8 +10,8 @@ export const SPENDING_KEY = 'balance_spending_enabled';
  * The operator's switch behind 403 `Balance spending is disabled`. Read from the database on
  * every payment (no cache), so a change holds at once on every instance sharing it.
  */
-export async function balanceSpendingEnabled(db: Kysely<DB> | Transaction<DB>): Promise<boolean> {
-  return (await getSetting<boolean>(db, SPENDING_KEY)) ?? true;
+export async function balanceSpendingEnabled(db: Db): Promise<boolean> {
+  return readSpendingEnabled(db, SPENDING_KEY);
 }
 
 export async function readSettings(svc: Services) {
