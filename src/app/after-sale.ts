@@ -1,4 +1,3 @@
-import { insertAudit } from '../db/repos/audit.ts';
 import {
   insertQuote,
   lockQuote,
@@ -12,7 +11,7 @@ import type { DB } from '../db/schema.ts';
 import { badRequest, conflict, orderNotFound } from '../domain/errors.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
 import { isoLocal } from '../domain/time.ts';
-import { currentActor, audit } from './admin/operators.ts';
+import { audit, type PartnerActor, type PortalActor } from './actor.ts';
 import { getOrder, partnerOrder } from './get-order.ts';
 import type { Services } from './services.ts';
 
@@ -20,23 +19,10 @@ import type { Services } from './services.ts';
 export const QUOTE_TTL_MS = 10 * 60 * 1000;
 
 /**
- * Who an after-sale change is by, for the order's history and the refund: the portal user when the
- * portal called (the audit log's actor), else the partner through its API.
+ * Who makes an after-sale change: the partner through its API, or one of its portal users. The
+ * actor's id goes in the order's history, the refund and the audit log.
  */
-function afterSaleActor(partner: PartnerRow): string {
-  const actor = currentActor();
-  return actor.via === 'portal' ? actor.id : `partner:${partner.id}`;
-}
-
-/** The audit entry of a partner's own change: the portal user through `audit`, else the partner. */
-export async function auditAfterSale(
-  trx: Transaction<DB>,
-  partner: PartnerRow,
-  e: { action: string; target: string; before: unknown; after: unknown; at: Date },
-): Promise<void> {
-  if (currentActor().via === 'portal') return audit(trx, e);
-  await insertAudit(trx, { ...e, actor: `partner:${partner.id}`, role: 'partner', via: 'api' });
-}
+export type AfterSaleActor = PartnerActor | PortalActor;
 
 type Kind = AfterSaleQuoteRow['kind'];
 
@@ -95,13 +81,13 @@ export interface AfterSaleChange {
  */
 export async function confirmAfterSale(
   svc: Services,
+  actor: AfterSaleActor,
   partner: PartnerRow,
   id: string,
   quoteId: string,
   change: AfterSaleChange,
 ) {
   await partnerOrder(svc, partner, id);
-  const actor = afterSaleActor(partner);
   await svc.db.transaction().execute(async (trx) => {
     const locked = await lockOrderWithItems(trx, id);
     if (!locked) throw orderNotFound();
@@ -113,9 +99,9 @@ export async function confirmAfterSale(
     if (!holds || held.used) throw conflict(change.stale);
     requireCompleted(order, now, change.kind);
     const at = new Date(now);
-    const audited = await change.make(trx, locked, { now, at, actor, terms: held.quote.terms });
+    const audited = await change.make(trx, locked, { now, at, actor: actor.id, terms: held.quote.terms });
     await markQuoteUsed(trx, quoteId, at);
-    await auditAfterSale(trx, partner, { action: `order.${change.kind}`, target: id, ...audited, at });
+    await audit(trx, actor, { action: `order.${change.kind}`, target: id, ...audited, at });
   });
   return getOrder(svc, partner, id);
 }

@@ -5,7 +5,13 @@ import { localDate } from '../domain/time.ts';
 import { orderTerms, type CancellationTerms } from '../products/cancellation.ts';
 import { productModule } from '../products/registry.ts';
 import { CancellationRefused } from '../providers/types.ts';
-import { completedOrder, confirmAfterSale, issuedTransaction, newQuote } from './after-sale.ts';
+import {
+  completedOrder,
+  confirmAfterSale,
+  type AfterSaleActor,
+  issuedTransaction,
+  newQuote,
+} from './after-sale.ts';
 import { refundLockedOrder } from './refund-order.ts';
 import type { Services } from './services.ts';
 
@@ -65,8 +71,14 @@ export async function previewCancellation(
  * cancel-order with the preview's quote (`confirmAfterSale`): the provider cancels first (a
  * refusal changes nothing), then the refund and the status change, while the order is locked.
  */
-export async function confirmCancellation(svc: Services, partner: PartnerRow, id: string, quoteId: string) {
-  return confirmAfterSale(svc, partner, id, quoteId, {
+export async function confirmCancellation(
+  svc: Services,
+  actor: AfterSaleActor,
+  partner: PartnerRow,
+  id: string,
+  quoteId: string,
+) {
+  return confirmAfterSale(svc, actor, partner, id, quoteId, {
     kind: 'cancel',
     stale: STALE_CANCELLATION,
     shown: (order) => order.status === 'refunded',

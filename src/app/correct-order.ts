@@ -5,7 +5,13 @@ import { isValidDate, localDate } from '../domain/time.ts';
 import { productModule } from '../products/registry.ts';
 import type { Correction, PricedItem, ProductModule } from '../products/types.ts';
 import { ProviderRejection } from '../providers/types.ts';
-import { completedOrder, confirmAfterSale, issuedTransaction, newQuote } from './after-sale.ts';
+import {
+  completedOrder,
+  confirmAfterSale,
+  type AfterSaleActor,
+  issuedTransaction,
+  newQuote,
+} from './after-sale.ts';
 import { renderPolicy } from './issue-order.ts';
 import { emitOrderEvent } from './webhook-events.ts';
 import { catalogueOf, productContext } from './product-context.ts';
@@ -144,13 +150,14 @@ const sameChanges = (a: unknown, b: Correction) =>
  */
 export async function confirmCorrection(
   svc: Services,
+  actor: AfterSaleActor,
   partner: PartnerRow,
   id: string,
   changes: Correction,
   quoteId: string,
 ) {
   requireCorrectableFields(changes);
-  return confirmAfterSale(svc, partner, id, quoteId, {
+  return confirmAfterSale(svc, actor, partner, id, quoteId, {
     kind: 'correct',
     stale: STALE_CORRECTION,
     sameRequest: (terms) => sameChanges(terms.changes, changes),

@@ -100,8 +100,7 @@ async function firstRefusal(
   return walletRefusal({
     partnerId: partner.id,
     hasWallet,
-    // As the statement reads the switch: on unless it is false.
-    spendingEnabled: spending !== false,
+    spendingEnabled: spending,
     order: read && payableOrder(read),
     windows: payableWindows(svc, partner, now),
     eligible: svc.catalogue.common.wallet_eligible_products,

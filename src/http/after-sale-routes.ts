@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { partnerActor } from '../app/actor.ts';
 import { confirmCancellation, previewCancellation } from '../app/cancel-order.ts';
 import { confirmCorrection, PLATE_PATTERN, previewCorrection } from '../app/correct-order.ts';
 import type { Services } from '../app/services.ts';
@@ -86,7 +87,7 @@ export async function afterSaleRoutes(app: App, svc: Services, idempotent: Idemp
     async ({ partner, body }) =>
       body.quote_id === undefined
         ? previewCancellation(svc, partner, body.id)
-        : confirmCancellation(svc, partner, body.id, body.quote_id),
+        : confirmCancellation(svc, partnerActor(partner.id), partner, body.id, body.quote_id),
   );
   app.post(
     '/v1/correct-order',
@@ -94,6 +95,6 @@ export async function afterSaleRoutes(app: App, svc: Services, idempotent: Idemp
     async ({ partner, body }) =>
       body.quote_id === undefined
         ? previewCorrection(svc, partner, body.id, body.changes)
-        : confirmCorrection(svc, partner, body.id, body.changes, body.quote_id),
+        : confirmCorrection(svc, partnerActor(partner.id), partner, body.id, body.changes, body.quote_id),
   );
 }

@@ -1,6 +1,6 @@
 import { normalPhone } from '../../domain/phone.ts';
 import DataLoader from 'dataloader';
-import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
 import { assertTransition, type OrderStatus } from '../../domain/order-state.ts';
 import { compiledOnce, type Param } from '../compiled.ts';
 import type { DB, NewOrderItem, OrderItemRow, OrderRow, OrdersTable, Db } from '../schema.ts';
@@ -92,7 +92,7 @@ const lockOrderWithItemsStatement = compiledOnce((db, param: Param<{ id: string 
  * cached, so a read still sees what was committed before it was asked for.
  */
 export function findOrderWithItems(
-  db: Kysely<DB>,
+  db: Db,
   id: string,
 ): Promise<{ order: OrderRow; items: OrderItemRow[] } | undefined> {
   let loader = orderLoaders.get(db);
@@ -112,7 +112,7 @@ export function findOrderWithItems(
 }
 
 const orderLoaders = new WeakMap<
-  Kysely<DB>,
+  Db,
   DataLoader<string, { order: OrderRow; items: OrderItemRow[] } | undefined>
 >();
 

@@ -10,6 +10,7 @@ import {
 } from '../../domain/wallet.ts';
 import { compiledOnce, type Param } from '../compiled.ts';
 import type { Db, OrderItemRow, OrderRow } from '../schema.ts';
+import { spendingEnabledSql } from './settings.ts';
 
 /**
  * The statements that pay drafts from a partner's wallet (pay-order-from-balance; decisions 0012,
@@ -23,7 +24,7 @@ import type { Db, OrderItemRow, OrderRow } from '../schema.ts';
 /** Who pays, and what the checks of decision 0012 besides the order's own state are judged by. */
 export interface WalletPaymentTerms {
   partnerId: string;
-  /** The settings key of the operator's spending switch (absent: spending allowed). */
+  /** The settings key of the operator's spending switch (read by spendingEnabledSql). */
   spendingKey: string;
   /** The products a wallet may pay for: an order holding any other is refused. */
   eligible: readonly string[];
@@ -137,9 +138,7 @@ export async function readWhatDecidesAWalletPayment(
   orderId: string,
   partnerId: string,
   spendingKey: string,
-): Promise<
-  { order: OrderRow; items: OrderItemRow[]; hasWallet: boolean; spending: boolean | null } | undefined
-> {
+): Promise<{ order: OrderRow; items: OrderItemRow[]; hasWallet: boolean; spending: boolean } | undefined> {
   const { rows } = await whatDecidesStatement(db, { orderId, partnerId, spendingKey });
   const row = rows[0];
   if (!row) return undefined;
@@ -161,11 +160,7 @@ const whatDecidesStatement = compiledOnce(
         sql<boolean>`exists (select 1 from wallets wallet where wallet.partner_id = ${param('partnerId')})`.as(
           'has_wallet',
         ),
-        sql<
-          boolean | null
-        >`(select setting.value from settings setting where setting.key = ${param('spendingKey')})`.as(
-          'spending',
-        ),
+        spendingEnabledSql(param('spendingKey')).as('spending'),
       ])
       .where('id', '=', param('orderId')),
 );
@@ -222,8 +217,7 @@ const termsInSql = <A extends TermsArgs>(param: Param<A>): TermsInSql => ({
  */
 const passes = (t: TermsInSql, at: RawBuilder<unknown>): Record<WalletCheck, RawBuilder<boolean>> => ({
   wallet: sql`exists (select 1 from wallets wallet where wallet.partner_id = ${t.partnerId})`,
-  // As the rule reads the switch: on unless it is false.
-  spending: sql`coalesce((select setting.value from settings setting where setting.key = ${t.spendingKey}), 'true') <> 'false'::jsonb`,
+  spending: spendingEnabledSql(t.spendingKey),
   order: sql`orders.partner_id = ${t.partnerId}`,
   // inWindow (src/domain/payment.ts) for each item whose product has a window.
   window: sql`not exists (
@@ -273,6 +267,12 @@ const balancesOf = (balances?: string) =>
   sql.join(PAYING_SUB_WALLETS.map((w) => (balances ? sql.ref(`${balances}.${w}`) : sql.id(w))));
 
 /**
+ * booksEntry (src/domain/wallet.ts) in SQL: a payment books a ledger entry only when it moves money
+ * (a free order books none). test/db/wallet-rules-sql.test.ts holds the two to each other.
+ */
+export const booksEntrySql = (price: RawBuilder<unknown>) => sql<boolean>`${price} > 0`;
+
+/**
  * `decided`: the payments the statement decided (one row each: its arrival, the order's id and
  * price, the payment and instant, the paying sub-wallet or null, and each sub-wallet's balance
  * after it), with the paying sub-wallet's balance after it and the ledger entry's id, drawn in the
@@ -285,7 +285,7 @@ const decided = (chosen: RawBuilder<unknown>) => sql`decided as (
                PAYING_SUB_WALLETS.map((w) => sql`when ${sql.lit(w)} then ${sql.ref(`chosen.${w}`)}`),
                sql` `,
              )} end as balance_after,
-             case when chosen.paying_sub_wallet is not null and chosen.price > 0
+             case when chosen.paying_sub_wallet is not null and ${booksEntrySql(sql.ref('chosen.price'))}
                   then nextval('ledger_entries_id_seq'::regclass) end as ledger_entry_id
       from (${chosen}) chosen
       order by chosen.arrival

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { WebhookEventType } from '../../domain/order-state.ts';
 import type { Db } from '../database.ts';
 import type { DB, WebhookEventsTable } from '../schema.ts';
@@ -257,7 +257,7 @@ const attemptValues = (a: AttemptRecord) => ({
  * more: the attempt's foreign key locked the same row at the end of the statement already.
  */
 export async function settleUnlessWaiting(
-  db: Kysely<DB>,
+  db: Db,
   a: AttemptRecord,
   o: { attempts: number; state: 'delivered' | 'failed'; at: Date },
 ): Promise<{ applied: boolean; updated: boolean }> {

@@ -4,6 +4,7 @@ import type { Services } from '../../app/services.ts';
 import type { App } from '../../http/typed.ts';
 import { say } from '../reasons.ts';
 import { Id, showById, Text, unlessRefused, userOf, type Render } from '../web.ts';
+import { orderRights } from '../areas.ts';
 import { deskOf } from './desk.ts';
 
 /**
@@ -13,7 +14,7 @@ import { deskOf } from './desk.ts';
 export function salePages(app: App, svc: Services, render: Render): void {
   const showSale = showById(render, 'sell-draft', async (req, id) => {
     const desk = deskOf(svc, req);
-    const sale = await readSale(svc, userOf(req), id);
+    const sale = await readSale(svc, userOf(req), id, orderRights(userOf(req)));
     return {
       title: desk.t('sell.order', { id: sale.order.id }),
       current: 'sell',
