@@ -5,13 +5,8 @@ import { localDate } from '../domain/time.ts';
 import { orderTerms, type CancellationTerms } from '../products/cancellation.ts';
 import { productModule } from '../products/registry.ts';
 import { CancellationRefused } from '../providers/types.ts';
-import {
-  completedOrder,
-  confirmAfterSale,
-  type AfterSaleActor,
-  issuedTransaction,
-  newQuote,
-} from './after-sale.ts';
+import type { AfterSaleActor } from './after-sale.ts';
+import { completedOrder, confirmAfterSale, issuedTransaction, newQuote } from './after-sale.ts';
 import { refundLockedOrder } from './refund-order.ts';
 import type { Services } from './services.ts';
 

@@ -5,13 +5,8 @@ import { isValidDate, localDate } from '../domain/time.ts';
 import { productModule } from '../products/registry.ts';
 import type { Correction, PricedItem, ProductModule } from '../products/types.ts';
 import { ProviderRejection } from '../providers/types.ts';
-import {
-  completedOrder,
-  confirmAfterSale,
-  type AfterSaleActor,
-  issuedTransaction,
-  newQuote,
-} from './after-sale.ts';
+import type { AfterSaleActor } from './after-sale.ts';
+import { completedOrder, confirmAfterSale, issuedTransaction, newQuote } from './after-sale.ts';
 import { renderPolicy } from './issue-order.ts';
 import { emitOrderEvent } from './webhook-events.ts';
 import { catalogueOf, productContext } from './product-context.ts';
