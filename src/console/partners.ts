@@ -192,13 +192,13 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
   const action = (
     path: string,
     admin: { write: OperatorWrite; what: string },
-    run: (req: FastifyRequest & { body: Record<string, unknown> }, id: string) => Promise<string>,
+    run: (req: FastifyRequest, id: string) => Promise<string>,
   ) =>
     app.post(path, { schema: { params: Id } }, async (req, reply) => {
       const id = req.params.id;
       return act(req, reply, {
         as: admin,
-        run: () => run(req as FastifyRequest & { body: Record<string, unknown> }, id),
+        run: () => run(req, id),
         page: `/console/partners/${encodeURIComponent(id)}`,
         show: (extra, status) => showPartner(req, reply, id, extra, status),
         kept: formEcho(req.body),
@@ -240,7 +240,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       if (days && !/^\d{1,3}$/.test(days)) {
         throw badRequest('renewal_notice_days must be a whole number of days from 0 (no notice) to 365');
       }
-      const events = req.body.events;
+      const events = isRecord(req.body) ? req.body.events : undefined;
       await partners.changePartner(svc, by(req), id, {
         ...(days ? { renewal_notice_days: Number(days) } : {}),
         webhook_url: url || null,

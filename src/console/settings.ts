@@ -4,6 +4,7 @@ import { changeSettings, readSettings, resetSandboxClock, setSandboxClock } from
 import type { Services } from '../app/services.ts';
 import { badRequest } from '../domain/errors.ts';
 import { isoLocal, isValidDate, localInstant } from '../domain/time.ts';
+import { isRecord } from '../http/pages.ts';
 import type { App } from '../http/typed.ts';
 import type { OperatorActor } from '../app/actor.ts';
 import type { OperatorWrite } from '../http/operator-roles.ts';
@@ -36,7 +37,7 @@ export async function settingsPages(app: App, svc: Services, render: Render): Pr
     app.post(path, async (req, reply) =>
       act(req, reply, {
         as: admin,
-        run: () => run((req.body ?? {}) as Record<string, unknown>, by(req)),
+        run: () => run(isRecord(req.body) ? req.body : {}, by(req)),
         page: '/console/settings',
         show: (extra, status) => showSettings(req, reply, extra, status),
       }),
@@ -47,30 +48,27 @@ export async function settingsPages(app: App, svc: Services, render: Render): Pr
     return 'settings-saved';
   });
 
-  action(
-    '/settings/clock',
-    { write: 'PUT /admin/sandbox/clock', what: 'move the sandbox clock' },
-    async (body, actor) => {
+  /** An action on the sandbox clock: refused outside the sandbox. */
+  const clockAction = (path: string, write: OperatorWrite, run: Parameters<typeof action>[2]) =>
+    action(path, { write, what: 'move the sandbox clock' }, async (body, actor) => {
       if (!svc.config.sandbox) throw badRequest('The clock can only be moved in the sandbox');
-      const text = typeof body.now === 'string' ? body.now.trim() : '';
-      // A datetime-local field: the service's local time (Europe/Chisinau), seconds optional.
-      const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2})?$/.exec(text);
-      if (!m || !isValidDate(m[1]!))
-        throw badRequest('Sandbox time must be a date and time, like 2026-09-30T14:00');
-      await setSandboxClock(svc, actor, localInstant(m[1]!, `${m[2]}${m[3] ?? ':00'}`));
-      return 'clock-set';
-    },
-  );
+      return run(body, actor);
+    });
 
-  action(
-    '/settings/clock/reset',
-    { write: 'DELETE /admin/sandbox/clock', what: 'move the sandbox clock' },
-    async (_body, actor) => {
-      if (!svc.config.sandbox) throw badRequest('The clock can only be moved in the sandbox');
-      await resetSandboxClock(svc, actor);
-      return 'clock-reset';
-    },
-  );
+  clockAction('/settings/clock', 'PUT /admin/sandbox/clock', async (body, actor) => {
+    const text = typeof body.now === 'string' ? body.now.trim() : '';
+    // A datetime-local field: the service's local time (Europe/Chisinau), seconds optional.
+    const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2})?$/.exec(text);
+    if (!m || !isValidDate(m[1]!))
+      throw badRequest('Sandbox time must be a date and time, like 2026-09-30T14:00');
+    await setSandboxClock(svc, actor, localInstant(m[1]!, `${m[2]}${m[3] ?? ':00'}`));
+    return 'clock-set';
+  });
+
+  clockAction('/settings/clock/reset', 'DELETE /admin/sandbox/clock', async (_body, actor) => {
+    await resetSandboxClock(svc, actor);
+    return 'clock-reset';
+  });
 
   app.get(
     '/audit',

@@ -280,12 +280,13 @@ export function valuesOf(request: unknown, prefix = ''): { values: Values; rows:
       return;
     }
     if (typeof v === 'object') {
-      for (const [k, x] of Object.entries(v as Record<string, unknown>)) put(x, `${key}.${k}`);
+      for (const [k, x] of Object.entries(v)) put(x, `${key}.${k}`);
       return;
     }
     values.set(key, String(v));
   };
-  for (const [k, v] of Object.entries((request ?? {}) as Record<string, unknown>)) put(v, `${prefix}${k}`);
+  if (typeof request === 'object' && request !== null)
+    for (const [k, v] of Object.entries(request)) put(v, `${prefix}${k}`);
   return { values, rows };
 }
 

@@ -97,12 +97,7 @@ export async function sellCreateOrder(
       return order.id;
     },
     async (id) =>
-      audit(svc.db, portalActor(user), {
-        action: 'order.create',
-        target: id,
-        after: { price, products: input.products.map((p) => p.product) },
-        at: new Date(await svc.clock.now()),
-      }),
+      auditSale(svc, user, 'order.create', id, { price, products: input.products.map((p) => p.product) }),
   );
 }
 
@@ -141,12 +136,7 @@ export async function sellPayOrderFromWallet(svc: Services, user: PortalUser, id
       return id;
     },
     async () =>
-      audit(svc.db, portalActor(user), {
-        action: 'order.pay_from_wallet',
-        target: id,
-        after: { status: paid!.status, price: paid!.price },
-        at: new Date(await svc.clock.now()),
-      }),
+      auditSale(svc, user, 'order.pay_from_wallet', id, { status: paid!.status, price: paid!.price }),
   );
 }
 
@@ -243,4 +233,9 @@ export async function renewalOf(svc: Services, user: PortalUser, orderId: string
       : {};
   const end = item.end_date ?? order.end_date;
   return { product: item.product, request, startDate: end ? addDays(end, 1) : undefined };
+}
+
+/** A desk step in the audit log: by the clerk, now, on the order it made or paid. */
+async function auditSale(svc: Services, user: PortalUser, action: string, id: string, after: unknown) {
+  await audit(svc.db, portalActor(user), { action, target: id, after, at: new Date(await svc.clock.now()) });
 }
