@@ -149,7 +149,7 @@ function run(command: string, args: string[]): Promise<string> {
 }
 
 /**
- * What a wallet payment must write, on tables shaped as the service's (src/db/migrations.ts): the
+ * What a wallet payment must write, on tables shaped as the service's (src/db/migrations/): the
  * order with its indexes (a draft leaves the partial index of open drafts, so the update is not
  * HOT), its state-machine event, the wallet, the ledger with its index, and a job row standing for
  * pg-boss's issue-order job with its singleton key.

@@ -11,7 +11,7 @@ import { PRODUCT_MODULES } from '../src/products/registry.ts';
  * `npm run sdk:types`: writes sdk/src/types.ts, the SDK's wire types, from the very schemas that
  * validate and serialise the partner API (src/http/schemas.ts, src/http/wallet-routes.ts and each
  * product module). The SDK never imports src/, so its published declarations stand alone; the test
- * test/sdk/types-fresh.test.ts fails when the committed file differs from what this writes.
+ * test/sdk/build.test.ts fails when the committed file differs from what this writes.
  */
 export const TYPES_FILE = fileURLToPath(new URL('../sdk/src/types.ts', import.meta.url));
 

@@ -23,9 +23,9 @@ export interface VehicleItem<S extends TSchema> {
   vehicle: RegisteredVehicle;
 }
 
-/** Wire fields of an issued MD-registered vehicle, for `issuedProperties`. */
+/** Wire fields of an issued MD-registered vehicle, for a module's `issued` schema. */
 export const vehicleProperties = { plate_number: Type.String(), car_model: Type.String() };
-/** Wire fields of an issued product's price, for `issuedProperties`. */
+/** Wire fields of an issued product's price, for a module's `issued` schema. */
 export const priceProperties = {
   reference_price: Type.String(),
   reference_exchange_rate: Type.String(),
