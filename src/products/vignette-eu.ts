@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { productRule } from '../domain/errors.ts';
+import { checkAll, productRule } from '../domain/errors.ts';
 import { formatAmount } from '../domain/money.ts';
 import { endDateForDays } from '../domain/time.ts';
 import { EU_CATEGORIES, normalisePlate, type EuCategory } from '../domain/vehicle.ts';
@@ -290,10 +290,15 @@ export const vignetteEu = defineProduct<EuDetails>()('vignette:eu', CatalogueSch
   },
 
   async price(ctx, cat, item) {
-    const holder = ctx.customer?.name?.trim();
-    const c = countryOf(cat, countryIso2('country', item.country));
-    const v = await orderVehicle(ctx, item);
-    if (!holder) throw productRule('customer.name is required: it is the vignette holder');
+    const [c, v, holder] = await checkAll(
+      () => countryOf(cat, countryIso2('country', item.country)),
+      () => orderVehicle(ctx, item),
+      () => {
+        const name = ctx.customer?.name?.trim();
+        if (!name) throw productRule('customer.name is required: it is the vignette holder');
+        return name;
+      },
+    );
     const [k] = classesFor(c, v.profile);
     if (!k)
       throw productRule(

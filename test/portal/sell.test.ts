@@ -281,6 +281,107 @@ describe('errors', () => {
   });
 });
 
+describe('every refusal of the product’s rules at once', () => {
+  const day = (n: number) => localDate(Date.now() + n * 86_400_000);
+  const trip = {
+    'f.persons.0': day(10),
+    '_rows.persons': '1',
+    'f.start_date': day(5),
+    'f.end_date': day(3),
+    'f.is_multiple_type': 'false',
+    'f.include_additional_risk': 'false',
+    'f.activity': 'TRVL',
+    'f.covered_territories': 'MDA',
+  };
+  /** The error summary's messages, in their order. */
+  const summaryOf = (body: string) => {
+    const start = body.indexOf('class="error-summary"');
+    expect(start, 'an error summary').toBeGreaterThan(0);
+    return [...body.slice(start, body.indexOf('</ul>', start)).matchAll(/<a href="([^"]+)">([^<]+)</g)].map(
+      (m) => [m[1], m[2]],
+    );
+  };
+
+  it('get-offers: three broken rules are three errors, each beside its field, in Romanian', async () => {
+    const res = await post(
+      h,
+      '/portal/sell/offers',
+      cashier.cookie,
+      { product: 'medical', ...trip },
+      { 'accept-language': 'ro' },
+    );
+    expect(res.statusCode).toBe(400);
+    expect(summaryOf(res.body)).toEqual([
+      ['#f-covered_territories', 'Teritorii acoperite: țara de reședință nu poate fi acoperită'],
+      ['#f-end_date', 'Data încheierii: data încheierii nu poate fi înaintea datei începerii'],
+      ['#f-persons-0', 'Călătorul 1: data nașterii este după data începerii'],
+    ]);
+    for (const id of ['f-covered_territories', 'f-end_date', 'f-persons-0'])
+      expect(res.body).toMatch(new RegExp(`id="${id}-error">[^<]+<`));
+    // What was typed is kept.
+    expect(res.body).toContain(`value="${day(3)}"`);
+    expect(res.body).toContain(`value="${day(10)}"`);
+  });
+
+  it('get-offers on the API still answers the first refusal alone, as before', async () => {
+    const res = await h.call('get-offers', {
+      product: 'medical',
+      persons: [day(10)],
+      start_date: day(5),
+      end_date: day(3),
+      is_multiple_type: false,
+      include_additional_risk: false,
+      activity: 'TRVL',
+      covered_territories: ['MDA'],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe(
+      'covered_territories: MDA is the country of residence and cannot be covered',
+    );
+  });
+
+  it('create-order: three broken rules are three errors, each beside its field, in Russian', async () => {
+    const { body, fields } = await choose(
+      'medical',
+      { ...trip, 'f.covered_territories': 'EUROPE', 'f.end_date': day(12), 'f.persons.0': '1990-05-10' },
+      /EUR/,
+    );
+    const res = await post(
+      h,
+      '/portal/sell/create-order',
+      cashier.cookie,
+      {
+        ...inputsOf(body),
+        ...fields,
+        'f.end_date': day(4),
+        'f.persons.0.first_name': 'Elena',
+        'f.persons.0.last_name': 'Munteanu',
+        'f.persons.0.birthday': '1990-05-10',
+        'f.persons.0.address': 'str. Ștefan cel Mare 1, Chișinău',
+        'f.persons.0.passport': 'AB1234567',
+        'f.persons.0.idnp': '2003000000017',
+        'f.contractor.type': 'company',
+        'f.contractor.fullName': 'Trans Cargo SRL',
+        'f.contractor.idnx': '1021600002205',
+        'f.contractor.address': 'Chișinău',
+        'c.name': 'Elena Munteanu',
+        'c.phone': '069123456',
+      },
+      { 'accept-language': 'ru' },
+    );
+    expect(res.statusCode, res.body.slice(res.body.indexOf('<main'))).toBe(400);
+    const summary = summaryOf(res.body);
+    expect(summary.map(([href]) => href)).toEqual(['#f-end_date', '#f-persons-0-idnp', '#f-contractor-idnx']);
+    expect(summary.map(([, m]) => m)).toEqual([
+      'Дата окончания: дата окончания не может быть раньше даты начала',
+      expect.stringMatching(/^IDNP[^:]*: неверная контрольная цифра/),
+      expect.stringMatching(/^IDNP или IDNO: неверная контрольная цифра/),
+    ]);
+    expect(res.body).toContain('value="Trans Cargo SRL"');
+    expect(res.body).toContain('value="2003000000017"');
+  });
+});
+
 describe('the lists a form picks from', () => {
   it('offer the MD vignette only for vehicles registered abroad', () => {
     const countries = productChoices(h.service.svc, 'vignette:md').country!.map((c) => c.value);
