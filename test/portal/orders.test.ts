@@ -124,7 +124,7 @@ describe('an order’s page', () => {
     await h.waitForStatus(failed, 'failed', { creds: partner });
     const page = await get(h, `/portal/orders/${failed}`, cashier.cookie);
     expect(page.body).toContain(
-      '<dt>Failure reason</dt><dd>The provider refused to issue the policy: the rca provider refused the vehicle (sandbox test vehicle).</dd>',
+      '<dt>Failure reason</dt><dd>The provider refused to issue the policy: the provider refused this vehicle.</dd>',
     );
 
     const done = await paidRcaOrder(h, partner, today);

@@ -528,7 +528,7 @@ describe('the Romanian vignette on the sandbox clock', () => {
     expect(res.statusCode).toBe(400);
     const id = page.split('/').at(-1)!;
     expect(res.body).toContain(
-      `<p class="error" role="alert">Order ${id}: The RO vignette price on this order is no longer valid (the vignette tariff system changed); create a new order</p>`,
+      `<p class="error" role="alert">Order ${id}: The vignette tariff changed since this order was made, so its price is no longer valid: sell it again as a new order.</p>`,
     );
     expect(res.body).not.toContain('[API]');
     // Nothing changed.
