@@ -35,7 +35,7 @@ const GATHERED: ReadonlySet<ErrorCode> = new Set(['product_rule', 'vehicle_not_f
 
 /**
  * Checks of one request that do not depend on one another, each run even when one before it
- * refused, so the sales desk can show every refusal of a form at once (issue 48); the values the
+ * refused, so the sales desk can show every refusal of a form at once (decision 0098); the values the
  * checks return, in order. The error thrown is the first refusal's, as when each check threw in
  * turn, so the API answers exactly what it answered before; its `reasons` hold the others. An
  * error that is no product rule's refusal (a provider down) is thrown as it is when nothing was
