@@ -128,6 +128,11 @@ const REASONS: readonly (readonly [RegExp, string])[] = [
   [/^(Unknown product|There is no product) (?<code>.*)$/s, 'reason.unknownProduct'],
   [/^products must hold 1 to (?<max>\d+) entries$/, 'reason.productsCount'],
   [/^Order (?<id>\S+): (?<message>.+)$/s, 'reason.ofOrder'],
+  // What a vignette:ro offer says of a vignette already active (its `message`, in the contract's words).
+  [
+    /^Pentru vehicul categorie (?<category>\S+) nr\.inmatriculare (?<plate>\S+), exista rovinieta activa in perioada (?<from>\S+) - (?<to>\S+)$/,
+    'reason.activeVignette',
+  ],
   // Payments, policies and lists.
   [/^payment\.amount (?<amount>.+) does not match the order price (?<price>.+)$/, 'reason.paymentAmount'],
   [/^payment\.amount must be an amount in MDL/, 'reason.paymentAmountFormat'],
