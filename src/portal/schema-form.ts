@@ -66,6 +66,9 @@ const isArray = (s: Json) => s.type === 'array';
 /** Lists of values by path: the product's own, then any country field's. */
 export type Choices = (key: string) => readonly Choice[] | undefined;
 
+/** A field's id in the page, from its key (`persons.0.birthday` → `f-persons-0-birthday`). */
+export const fieldId = (key: string) => `f-${key.replaceAll('.', '-').replaceAll(':', '-')}`;
+
 /** The path with its row numbers taken out (`persons.0.birthday` → `persons.birthday`). */
 export const pathOf = (key: string) =>
   key
@@ -142,7 +145,7 @@ export function fieldsOf(
     const base = {
       key,
       name: `f.${key}`,
-      id: `f-${key.replaceAll('.', '-').replaceAll(':', '-')}`,
+      id: fieldId(key),
       label: w.label(pathOf(key)),
       required,
       optional,

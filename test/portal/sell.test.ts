@@ -140,7 +140,9 @@ describe('the steps', () => {
     // Chosen: shown in words, kept in the signed sale, not asked again.
     expect(body).toContain('<dt>Insurance company</dt><dd>Moldasig</dd>');
     expect(body).toContain('<dd>100000001</dd>');
-    expect(body).not.toContain('id="f-vehicle"');
+    expect(body).not.toContain('name="f.vehicle"');
+    // The chosen value is where the error summary links when a rule refuses it.
+    expect(body).toContain('<div id="f-insurance_company" tabindex="-1"><dt>Insurance company</dt>');
     expect(body).not.toContain('name="f.insurance_company"');
     // The start date is asked, filled with the offer's first day.
     expect(body).toMatch(/id="f-start_date" name="f.start_date" type="date" value="\d{4}-\d\d-\d\d"/);

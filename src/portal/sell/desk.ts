@@ -12,7 +12,7 @@ import { COUNTRY_CHOICES } from '../../products/countries.ts';
 import type { Choice } from '../../products/types.ts';
 import { DEFAULT_LANGUAGE, formatsFor, translator, type T } from '../i18n.ts';
 import { deskWords, type DeskWords } from '../labels.ts';
-import { fieldOfReason, pathOf, type Choices, type Field } from '../schema-form.ts';
+import { fieldId, fieldOfReason, pathOf, type Choices, type Field } from '../schema-form.ts';
 import { say } from '../reasons.ts';
 import { userOf } from '../web.ts';
 
@@ -131,9 +131,7 @@ export function formErrors(desk: Desk, schema: TSchema, data: unknown, fields: r
 /** The error summary of a form: each message, linking to its field (the GOV.UK pattern). */
 export const summaryOf = (errors: Errors | undefined): { href: string; message: string }[] =>
   [...(errors ?? [])].map(([key, message]) => ({
-    href: key.startsWith('customer.')
-      ? `#c-${key.slice('customer.'.length)}`
-      : `#f-${key.replaceAll('.', '-').replaceAll(':', '-')}`,
+    href: key.startsWith('customer.') ? `#c-${key.slice('customer.'.length)}` : `#${fieldId(key)}`,
     message,
   }));
 
