@@ -232,6 +232,8 @@ export async function listPage<K extends string>(
     data: Record<string, unknown>;
     rows: K;
     load: (page: { cursor?: string }) => Promise<Record<K, unknown[]> & { next_cursor: string | null }>;
+    /** A refusal as the surface words it (the portal in the page's language); as it is by default. */
+    say?: (reason: string) => string;
   },
 ): Promise<FastifyReply> {
   const cursor = given(req.query.cursor);
@@ -244,7 +246,14 @@ export async function listPage<K extends string>(
       const next = page.next_cursor ? at(page.next_cursor) : null;
       return render(req, reply, o.view, { ...data, [o.rows]: page[o.rows], next });
     },
-    (r) => render(req, reply, o.view, { ...data, [o.rows]: [], next: null, error: r.message }, r.status),
+    (r) =>
+      render(
+        req,
+        reply,
+        o.view,
+        { ...data, [o.rows]: [], next: null, error: o.say ? o.say(r.message) : r.message },
+        r.status,
+      ),
   );
 }
 

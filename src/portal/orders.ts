@@ -48,6 +48,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
     const { expiring, ...rest } = filters;
     return listPage(req, reply, render, {
       view: 'orders',
+      say: (reason) => say(tOf(req), reason),
       filters,
       data: {
         title: tOf(req)('orders.title'),

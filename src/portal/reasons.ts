@@ -165,8 +165,10 @@ const REASONS: readonly (readonly [RegExp, string])[] = [
   [/^Cancelled by the partner: (?<amount>.+) refunded to the wallet$/, 'reason.cancelledToWallet'],
   [/^Cancelled by the partner: (?<amount>.+) to be refunded to the customer/, 'reason.cancelledToCustomer'],
   [/^Refunded by the operator: (?<words>.*)$/s, 'reason.refundedByOperator'],
-  [/^From and To must be dates/, 'reason.periodDates'],
-  [/^From must not be after To$/, 'reason.periodOrder'],
+  [/^From and To must be dates/i, 'reason.periodDates'],
+  [/^From must not be after To$/i, 'reason.periodOrder'],
+  [/^status must be one of /, 'reason.statusFilter'],
+  [/^product must be one of /, 'reason.productFilter'],
   [/^A (period|statement) (covers|is) at most (?<days>\d+) days$/, 'reason.periodLong'],
   // The form itself: a character that cannot be stored, a value its schema refuses (Fastify's own
   // validation, or the API's schema on the desk). After every rule above that says `must`.
