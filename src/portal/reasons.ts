@@ -153,6 +153,11 @@ const REASONS: readonly (readonly [RegExp, string])[] = [
   ],
   [/^webhook host (?<host>\S+) resolves to no address$/, 'reason.webhookNoAddress'],
   [/^no webhook URL registered$/, 'reason.noWebhookUrl'],
+  [
+    /^Order is (?<status>\w+): only a completed, failed, refunded or expired order has an event/,
+    'reason.nothingToResend',
+  ],
+  [/^Partner \S+ does not receive (?<status>\w+) events/, 'reason.notSubscribed'],
   [/^the partner has no active secret to sign with$/, 'reason.noSecret'],
   [/^expected 2xx, got (?<status>\d+)$/, 'reason.expected2xx'],
   [/^timed out after (?<seconds>\d+) s$/, 'reason.timedOut'],

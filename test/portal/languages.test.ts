@@ -71,6 +71,7 @@ describe('refusals', () => {
     'The insurer refused the cancellation: the rca insurer does not cancel policies of this vehicle',
     'body/receipt_id must NOT have more than 1000 characters',
     'customer/email must match format "email"',
+    'Order is draft: only a completed, failed, refunded or expired order has an event to re-send',
     'Pentru vehicul categorie A nr.inmatriculare ACT009, exista rovinieta activa in perioada 27.08.2026 - 25.09.2026',
   ];
 
