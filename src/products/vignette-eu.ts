@@ -257,13 +257,15 @@ export const vignetteEu = defineProduct<EuDetails>()('vignette:eu', CatalogueSch
 
   async quote(ctx, cat, req) {
     const lang = langOf(req.lang);
-    const profile = await quoteProfile(ctx, req);
+    const [profile] = await checkAll(
+      () => quoteProfile(ctx, req),
+      () => (req.start_date ? requireStartDate(req.start_date, ctx.today, cat.max_interval) : undefined),
+    );
     // A destination not on sale has no offer to answer (create-order refuses it, naming those on sale).
     const countries =
       req.country === undefined
         ? cat.countries
         : cat.countries.filter((c) => c.code === req.country!.toUpperCase());
-    if (req.start_date) requireStartDate(req.start_date, ctx.today, cat.max_interval);
     const offers = [];
     for (const c of countries) {
       for (const k of classesFor(c, profile)) {
