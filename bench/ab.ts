@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { scratchDatabase } from './anchors.ts';
-import { startPolita, threadCpu, type Running } from './processes.ts';
+import { pinLoadGenerator, startPolita, threadCpu, type Running } from './processes.ts';
 import { quantile, signedLoad, warmUp, type Body } from './scenarios.ts';
 import { getOrderBodies, ORDERS_SMALL } from './get-order.ts';
 
@@ -23,6 +23,12 @@ import { getOrderBodies, ORDERS_SMALL } from './get-order.ts';
  * a change worth making; taken in turn in the same minutes, a round's ratio moves by a few per cent
  * and the median settles. The ref is checked out in a temporary git worktree, with this checkout's
  * node_modules when the lockfile is the same and `npm ci` otherwise, and removed at the end.
+ *
+ * With two CPUs or more, both services run on CPU 0 and the load generator (this process) on CPU 1
+ * (BENCH_SERVICE_CPUS, BENCH_LOAD_CPUS): a co-located generator takes CPU from the service it
+ * measures, and a change that moves work between the two then shows as a gain or loss it is not.
+ * The side not being loaded idles meanwhile. The database server is not pinned (get-offers does
+ * not use it; a route that does should be measured on a quiet machine).
  */
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const ref = process.argv[2];
@@ -39,6 +45,7 @@ const BODY = JSON.parse(
   process.env.AB_BODY || '{"product":"rca","vehicle":"100000001","duration":365,"idnx":"2003000000016"}',
 ) as Body;
 
+console.log(pinLoadGenerator());
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 const commit = git('rev-parse', '--verify', `${ref}^{commit}`);
 const dir = mkdtempSync(join(tmpdir(), 'polita-ab-'));

@@ -3,8 +3,8 @@ import Fastify from 'fastify';
 import type { PartnerDirectory } from '../src/app/partner-directory.ts';
 import type { SharedWindowCounter } from '../src/app/rate-limit-store.ts';
 import type { PartnerWithSecrets } from '../src/db/repos/partners.ts';
-import { installPartnerAuth } from '../src/http/partner-auth.ts';
-import { installRawBodyParser } from '../src/http/raw-body.ts';
+import { partnerAuthentication } from '../src/http/partner-auth.ts';
+import { keepSignedBytes } from '../src/http/raw-body.ts';
 
 /**
  * `npm run bench:auth-timing`: an unknown partner id takes as long to refuse as a known partner's
@@ -43,9 +43,15 @@ const counter = {
 } as unknown as SharedWindowCounter;
 
 const app = Fastify({ bodyLimit: 64 * 1024 });
-installRawBodyParser(app);
 await app.register(async (scope) => {
-  installPartnerAuth(scope, directory, { counter, failuresPerMinute: Number.MAX_SAFE_INTEGER });
+  // The pipeline's first three steps (src/http/partner-pipeline.ts): the signature check alone.
+  const authentication = partnerAuthentication(scope, directory, {
+    counter,
+    failuresPerMinute: Number.MAX_SAFE_INTEGER,
+  });
+  scope.addHook('onRequest', authentication.requireSignatureHeader);
+  keepSignedBytes(scope);
+  scope.addHook('preValidation', authentication.verifySignature);
   scope.post('/v1/get-balance', async () => ({}));
 });
 await app.ready();

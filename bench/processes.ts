@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,30 @@ export interface Running {
   adminToken: string;
   stop(): Promise<void>;
 }
+
+/**
+ * Where the measured service and the load generator run. With two CPUs or more, a benchmark that
+ * calls {@link pinLoadGenerator} puts its services on CPU 0 (BENCH_SERVICE_CPUS) and itself on CPU 1
+ * (BENCH_LOAD_CPUS), so neither takes the other's CPU; an empty value leaves that side unpinned.
+ */
+const pins = { service: '', load: '' };
+
+/**
+ * Pins this process (the load generator, every thread) and, from now on, the services it starts;
+ * answers what it pinned, for the report.
+ */
+export function pinLoadGenerator(): string {
+  const twoCpus = availableParallelism() >= 2;
+  pins.service = process.env.BENCH_SERVICE_CPUS ?? (twoCpus ? '0' : '');
+  pins.load = process.env.BENCH_LOAD_CPUS ?? (twoCpus ? '1' : '');
+  if (pins.load)
+    execFileSync('taskset', ['-a', '-p', '-c', pins.load, String(process.pid)], { stdio: 'ignore' });
+  return `service on CPU ${pins.service || 'any'}, load generator on CPU ${pins.load || 'any'}`;
+}
+
+/** `command args` as spawned, under taskset when the services are pinned. */
+const pinned = (command: string, args: string[]): [string, string[]] =>
+  pins.service ? ['taskset', ['-c', pins.service, command, ...args]] : [command, args];
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -47,7 +72,7 @@ require('node:http').createServer((req, res) => {
 
 export async function startBare(): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-e', BARE_SERVER], {
+  const child = spawn(...pinned(process.execPath, ['-e', BARE_SERVER]), {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -101,7 +126,7 @@ export async function startPolita(
   const port = await freePort();
   const childEnv = inheritedEnv();
   const start = startScript(root);
-  const child = spawn(process.execPath, [...start.nodeArgs, ...nodeArgs, 'src/main.ts'], {
+  const child = spawn(...pinned(process.execPath, [...start.nodeArgs, ...nodeArgs, 'src/main.ts']), {
     cwd: root,
     // The rate limiter runs and counts as in production; the limit is above what the load sends
     // (a million a minute was not: three get-offers rows on one service sent more on a fast day,

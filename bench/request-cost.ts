@@ -12,13 +12,14 @@
  * does. BENCH_NODE_ARGS adds node flags to the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  *
  * The benchmark's ratio says how far get-offers is from bare node:http; this says where the time
- * went, in the service and in the load generator that shares its CPUs.
+ * went, in the service and in the load generator. Pinned as bench:ab pins (the service on CPU 0,
+ * the generator on CPU 1, with two CPUs or more).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { embeddedConnectionString } from '../src/db/embedded-server.ts';
-import { idlePct, machineCpu, startBare, startPolita, threadCpu } from './processes.ts';
+import { idlePct, machineCpu, pinLoadGenerator, startBare, startPolita, threadCpu } from './processes.ts';
 import { quantile, signedLoad, warmUp, type Body } from './scenarios.ts';
 import { getOrderBodies, ORDERS_SMALL } from './get-order.ts';
 
@@ -29,6 +30,7 @@ function processCpu(pid: number) {
   return { user: Number(fields[11]), system: Number(fields[12]) };
 }
 
+const pinning = pinLoadGenerator();
 const bare = process.argv[2] === 'bare';
 const PATH = process.env.AB_PATH || '/v1/get-offers';
 const BODY = process.env.AB_BODY
@@ -71,6 +73,7 @@ try {
     JSON.stringify({
       server: bare ? 'bare node:http' : 'polita',
       ...(bare ? {} : { path: PATH }),
+      pinning,
       reqPerSec: Math.round(n / r.duration),
       p99Ms: round(quantile(r.latencies, 0.99)),
       serviceUserUs: round(((service1.user - service0.user) * TICK_US) / n),

@@ -14,7 +14,14 @@ import {
   withDatabase,
   type Anchor,
 } from './anchors.ts';
-import { rssSampler, runScript, startBare, startPolita, type Running } from './processes.ts';
+import {
+  pinLoadGenerator,
+  rssSampler,
+  runScript,
+  startBare,
+  startPolita,
+  type Running,
+} from './processes.ts';
 import { SCENARIOS } from './table.ts';
 import { fmt, offers, type Anchors, type Measured, type Scenario, type Verdict } from './scenarios.ts';
 
@@ -32,9 +39,12 @@ import { fmt, offers, type Anchors, type Measured, type Scenario, type Verdict }
  * --cpu-prof-dir=/tmp/prof"); BENCH_ONLY=<text>[,<text>…] runs only the scenarios whose name
  * contains one of them ("issuance" names the issuance benchmark); BENCH_ORDERS_LARGE (default
  * 1 000 000) get-order's large database; BENCH_PGBENCH_SCALE (default 1, pgbench's own) the
- * scale create + confirm is judged at (it is shown against scale 50 as well).
+ * scale create + confirm is judged at (it is shown against scale 50 as well). With two CPUs or more
+ * the services (and an embedded server, their child) run on CPU 0 and the load on CPU 1, as
+ * bench:ab pins them (BENCH_SERVICE_CPUS, BENCH_LOAD_CPUS); the PostgreSQL server at BENCH_PG is not pinned.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS || 10);
+console.log(pinLoadGenerator());
 const CONNECTIONS = 50;
 const PG_SERVER = process.env.BENCH_PG || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ENGINES = (process.env.BENCH_ENGINES || 'embedded,postgres').split(',');

@@ -1,46 +1,109 @@
-import { insertAudit } from '../db/repos/audit.ts';
-import { insertQuote, lockQuote, type AfterSaleQuoteRow } from '../db/repos/after-sale-quotes.ts';
+import {
+  insertQuote,
+  lockQuote,
+  markQuoteUsed,
+  type AfterSaleQuoteRow,
+} from '../db/repos/after-sale-quotes.ts';
+import { lockOrderWithItems } from '../db/repos/orders.ts';
 import type { OrderItemRow, OrderRow, PartnerRow } from '../db/schema.ts';
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import { badRequest, conflict } from '../domain/errors.ts';
+import { badRequest, conflict, orderNotFound } from '../domain/errors.ts';
 import { effectiveStatus } from '../domain/order-state.ts';
 import { isoLocal } from '../domain/time.ts';
-import { currentActor, audit } from './admin/operators.ts';
+import { audit, type PartnerActor, type PortalActor } from './actor.ts';
+import { getOrder, partnerOrder } from './get-order.ts';
 import type { Services } from './services.ts';
 
 /** A preview's confirmation window (decision 0088), on the service clock. */
 export const QUOTE_TTL_MS = 10 * 60 * 1000;
 
 /**
- * Who an after-sale change is by, for the order's history and the refund: the portal user when the
- * portal called (the audit log's actor), else the partner through its API.
+ * Who makes an after-sale change: the partner through its API, or one of its portal users. The
+ * actor's id goes in the order's history, the refund and the audit log.
  */
-export function afterSaleActor(partner: PartnerRow): string {
-  const actor = currentActor();
-  return actor.via === 'portal' ? actor.id : `partner:${partner.id}`;
-}
+export type AfterSaleActor = PartnerActor | PortalActor;
 
-/** The audit entry of a partner's own change: the portal user through `audit`, else the partner. */
-export async function auditAfterSale(
-  trx: Transaction<DB>,
-  partner: PartnerRow,
-  e: { action: string; target: string; before: unknown; after: unknown; at: Date },
-): Promise<void> {
-  if (currentActor().via === 'portal') return audit(trx, e);
-  await insertAudit(trx, { ...e, actor: `partner:${partner.id}`, role: 'partner', via: 'api' });
-}
+type Kind = AfterSaleQuoteRow['kind'];
+
+/** What each kind of change makes of the order, in the refusals' words. */
+const DONE: Record<Kind, string> = { cancel: 'cancelled', correct: 'corrected' };
 
 /**
  * The state rule both endpoints share: only a completed order is changed after the sale. A draft
  * expires by itself; an order being issued is not yet anything to change; the others are over.
  */
-export function requireCompleted(order: OrderRow, now: number, what: 'cancelled' | 'corrected'): void {
+function requireCompleted(order: OrderRow, now: number, kind: Kind): void {
+  const what = DONE[kind];
   const status = effectiveStatus(order.status, order.expires_at.getTime(), now);
   if (status === 'completed') return;
   if (status === 'draft') throw badRequest(`Only a completed order can be ${what}`);
   if (status === 'paid' || status === 'processing') throw conflict('Issuance in progress');
   throw badRequest(`Order is ${status}: only a completed order can be ${what}`);
+}
+
+/**
+ * The order a preview speaks of: the partner's own, completed, and the service clock's now that
+ * the preview and its quote are made at.
+ */
+export async function completedOrder(svc: Services, partner: PartnerRow, id: string, kind: Kind) {
+  const { order, items } = await partnerOrder(svc, partner, id);
+  const now = await svc.clock.now();
+  requireCompleted(order, now, kind);
+  return { order, items, now };
+}
+
+/** One kind of after-sale change, as its confirmation makes it (`confirmAfterSale`). */
+export interface AfterSaleChange {
+  kind: Kind;
+  /** The conflict's message when the quote no longer holds: preview again. */
+  stale: string;
+  /** Whether the quote was made for what this confirmation sends; absent, any quote of the kind is. */
+  sameRequest?: (terms: AfterSaleQuoteRow['terms']) => boolean;
+  /** Whether the order already shows this change: a used quote confirmed again answers it as it is. */
+  shown: (order: OrderRow) => boolean;
+  /**
+   * The change itself, under the order's lock, held to the quote's terms (a stale quote throws
+   * `stale`); answers the audit entry's before and after.
+   */
+  make: (
+    trx: Transaction<DB>,
+    locked: { order: OrderRow; items: OrderItemRow[] },
+    made: { now: number; at: Date; actor: string; terms: AfterSaleQuoteRow['terms'] },
+  ) => Promise<{ before: unknown; after: unknown }>;
+}
+
+/**
+ * A preview's confirmation, either endpoint's (decision 0088): in one transaction under the order's
+ * lock, so of concurrent cancellations, corrections and operator refunds exactly one changes the
+ * order, the quote is held to its preview, the change made, the quote used up and the change
+ * audited. The same quote confirmed again answers the order as it is.
+ */
+export async function confirmAfterSale(
+  svc: Services,
+  actor: AfterSaleActor,
+  partner: PartnerRow,
+  id: string,
+  quoteId: string,
+  change: AfterSaleChange,
+) {
+  await partnerOrder(svc, partner, id);
+  await svc.db.transaction().execute(async (trx) => {
+    const locked = await lockOrderWithItems(trx, id);
+    if (!locked) throw orderNotFound();
+    const { order } = locked;
+    const now = await svc.clock.now();
+    const held = await heldQuote(trx, quoteId, order, change.kind, now);
+    const holds = held !== undefined && (change.sameRequest?.(held.quote.terms) ?? true);
+    if (holds && held.used && change.shown(order)) return;
+    if (!holds || held.used) throw conflict(change.stale);
+    requireCompleted(order, now, change.kind);
+    const at = new Date(now);
+    const audited = await change.make(trx, locked, { now, at, actor: actor.id, terms: held.quote.terms });
+    await markQuoteUsed(trx, quoteId, at);
+    await audit(trx, actor, { action: `order.${change.kind}`, target: id, ...audited, at });
+  });
+  return getOrder(svc, partner, id);
 }
 
 /** A new preview, stored so that its confirmation can be held to it. */

@@ -1,21 +1,12 @@
-import { markQuoteUsed } from '../db/repos/after-sale-quotes.ts';
-import { findOrderWithItems, lockOrderWithItems } from '../db/repos/orders.ts';
 import type { OrderItemRow, OrderRow, PartnerRow } from '../db/schema.ts';
-import { conflict, orderNotFound, providerRefused } from '../domain/errors.ts';
+import { conflict, providerRefused } from '../domain/errors.ts';
 import { baniToMdl, formatAmount } from '../domain/money.ts';
 import { localDate } from '../domain/time.ts';
 import { orderTerms, type CancellationTerms } from '../products/cancellation.ts';
 import { productModule } from '../products/registry.ts';
 import { CancellationRefused } from '../providers/types.ts';
-import {
-  afterSaleActor,
-  auditAfterSale,
-  heldQuote,
-  issuedTransaction,
-  newQuote,
-  requireCompleted,
-} from './after-sale.ts';
-import { getOrder } from './get-order.ts';
+import type { AfterSaleActor } from './after-sale.ts';
+import { completedOrder, confirmAfterSale, issuedTransaction, newQuote } from './after-sale.ts';
 import { refundLockedOrder } from './refund-order.ts';
 import type { Services } from './services.ts';
 
@@ -49,12 +40,6 @@ function termsOf(svc: Services, order: OrderRow, items: OrderItemRow[], now: num
 
 const refundTo = (order: OrderRow) => (order.payment_method === 'wallet' ? 'wallet' : 'customer');
 
-async function ownOrder(svc: Services, partner: PartnerRow, id: string) {
-  const found = await findOrderWithItems(svc.db, id);
-  if (!found || found.order.partner_id !== partner.id) throw orderNotFound();
-  return found;
-}
-
 /**
  * cancel-order without a quote: what cancelling would refund, and a quote to confirm it with.
  * Changes nothing but the stored quote.
@@ -64,9 +49,7 @@ export async function previewCancellation(
   partner: PartnerRow,
   id: string,
 ): Promise<CancelPreview> {
-  const { order, items } = await ownOrder(svc, partner, id);
-  const now = await svc.clock.now();
-  requireCompleted(order, now, 'cancelled');
+  const { order, items, now } = await completedOrder(svc, partner, id, 'cancel');
   const terms = termsOf(svc, order, items, now);
   if (!terms.cancellable) return { id, cancellable: false, reason: terms.reason };
   const to = refundTo(order);
@@ -80,75 +63,67 @@ export async function previewCancellation(
 }
 
 /**
- * cancel-order with the preview's quote: the provider cancels first (a refusal changes nothing),
- * then the refund and the status change in one transaction, under the order's lock, so of
- * concurrent cancellations, corrections and operator refunds exactly one changes the order. The
- * same quote confirmed again answers the order as it is.
+ * cancel-order with the preview's quote (`confirmAfterSale`): the provider cancels first (a
+ * refusal changes nothing), then the refund and the status change, while the order is locked.
  */
-export async function confirmCancellation(svc: Services, partner: PartnerRow, id: string, quoteId: string) {
-  await ownOrder(svc, partner, id);
-  const actor = afterSaleActor(partner);
-  await svc.db.transaction().execute(async (trx) => {
-    const locked = await lockOrderWithItems(trx, id);
-    if (!locked) throw orderNotFound();
-    const { order, items } = locked;
-    const now = await svc.clock.now();
-    const held = await heldQuote(trx, quoteId, order, 'cancel', now);
-    if (held?.used && order.status === 'refunded') return;
-    if (!held || held.used) throw conflict(STALE_CANCELLATION);
-    requireCompleted(order, now, 'cancelled');
-    const terms = termsOf(svc, order, items, now);
-    const promised = held.quote.terms;
-    const to = refundTo(order);
-    if (
-      !terms.cancellable ||
-      terms.refund !== promised.amount ||
-      terms.fee !== promised.fee ||
-      to !== promised.to
-    ) {
-      throw conflict(STALE_CANCELLATION);
-    }
-    // The provider first, while the order is locked: a refusal rolls everything back, and no
-    // competing change can slip in between its answer and the refund.
-    for (const item of items) {
-      const m = productModule(item.product);
-      if (!m) throw new Error(`order ${id} holds unknown product ${item.product}`);
-      const transactionId = issuedTransaction(item);
-      try {
-        await svc.providers.issuer.cancel({
-          product: item.product,
-          orderId: id,
-          idx: item.idx,
-          ...(transactionId ? { transactionId } : {}),
-          ...m.cover(item),
-        });
-      } catch (err) {
-        if (err instanceof CancellationRefused) {
-          throw providerRefused(`The insurer refused the cancellation: ${err.message}`);
-        }
-        throw err;
+export async function confirmCancellation(
+  svc: Services,
+  actor: AfterSaleActor,
+  partner: PartnerRow,
+  id: string,
+  quoteId: string,
+) {
+  return confirmAfterSale(svc, actor, partner, id, quoteId, {
+    kind: 'cancel',
+    stale: STALE_CANCELLATION,
+    shown: (order) => order.status === 'refunded',
+    make: async (trx, { order, items }, { now, at, actor, terms: promised }) => {
+      const terms = termsOf(svc, order, items, now);
+      const to = refundTo(order);
+      if (
+        !terms.cancellable ||
+        terms.refund !== promised.amount ||
+        terms.fee !== promised.fee ||
+        to !== promised.to
+      ) {
+        throw conflict(STALE_CANCELLATION);
       }
-    }
-    const at = new Date(now);
-    const words =
-      to === 'wallet'
-        ? `${formatAmount(terms.refund, 'MDL')} refunded to the wallet`
-        : `${formatAmount(terms.refund, 'MDL')} to be refunded to the customer by the partner`;
-    await refundLockedOrder(svc, trx, order, {
-      reason: 'cancelled by the partner',
-      actor,
-      at,
-      failureReason: `Cancelled by the partner: ${words}`,
-      refund: { amount: terms.refund, fee: terms.fee },
-    });
-    await markQuoteUsed(trx, quoteId, at);
-    await auditAfterSale(trx, partner, {
-      action: 'order.cancel',
-      target: id,
-      before: { status: order.status },
-      after: { status: 'refunded', refund: baniToMdl(terms.refund), fee: baniToMdl(terms.fee), to },
-      at,
-    });
+      // The provider first, while the order is locked: a refusal rolls everything back, and no
+      // competing change can slip in between its answer and the refund.
+      for (const item of items) {
+        const m = productModule(item.product);
+        if (!m) throw new Error(`order ${id} holds unknown product ${item.product}`);
+        const transactionId = issuedTransaction(item);
+        try {
+          await svc.providers.issuer.cancel({
+            product: item.product,
+            orderId: id,
+            idx: item.idx,
+            ...(transactionId ? { transactionId } : {}),
+            ...m.cover(item),
+          });
+        } catch (err) {
+          if (err instanceof CancellationRefused) {
+            throw providerRefused(`The insurer refused the cancellation: ${err.message}`);
+          }
+          throw err;
+        }
+      }
+      const words =
+        to === 'wallet'
+          ? `${formatAmount(terms.refund, 'MDL')} refunded to the wallet`
+          : `${formatAmount(terms.refund, 'MDL')} to be refunded to the customer by the partner`;
+      await refundLockedOrder(svc, trx, order, {
+        reason: 'cancelled by the partner',
+        actor,
+        at,
+        failureReason: `Cancelled by the partner: ${words}`,
+        refund: { amount: terms.refund, fee: terms.fee },
+      });
+      return {
+        before: { status: order.status },
+        after: { status: 'refunded', refund: baniToMdl(terms.refund), fee: baniToMdl(terms.fee), to },
+      };
+    },
   });
-  return getOrder(svc, partner, id);
 }

@@ -1,26 +1,12 @@
-import { markQuoteUsed } from '../db/repos/after-sale-quotes.ts';
-import {
-  findOrderWithItems,
-  lockOrderWithItems,
-  markCorrected,
-  replaceItem,
-  transition,
-} from '../db/repos/orders.ts';
+import { markCorrected, replaceItem, transition } from '../db/repos/orders.ts';
 import type { OrderItemRow, OrderRow, PartnerRow } from '../db/schema.ts';
-import { badRequest, conflict, DomainError, orderNotFound, providerRefused } from '../domain/errors.ts';
+import { badRequest, conflict, DomainError, providerRefused } from '../domain/errors.ts';
 import { isValidDate, localDate } from '../domain/time.ts';
 import { productModule } from '../products/registry.ts';
 import type { Correction, PricedItem, ProductModule } from '../products/types.ts';
 import { ProviderRejection } from '../providers/types.ts';
-import {
-  afterSaleActor,
-  auditAfterSale,
-  heldQuote,
-  issuedTransaction,
-  newQuote,
-  requireCompleted,
-} from './after-sale.ts';
-import { getOrder } from './get-order.ts';
+import type { AfterSaleActor } from './after-sale.ts';
+import { completedOrder, confirmAfterSale, issuedTransaction, newQuote } from './after-sale.ts';
 import { renderPolicy } from './issue-order.ts';
 import { emitOrderEvent } from './webhook-events.ts';
 import { catalogueOf, productContext } from './product-context.ts';
@@ -132,12 +118,6 @@ async function assess(
   return { ok: true, corrected };
 }
 
-async function ownOrder(svc: Services, partner: PartnerRow, id: string) {
-  const found = await findOrderWithItems(svc.db, id);
-  if (!found || found.order.partner_id !== partner.id) throw orderNotFound();
-  return found;
-}
-
 /** correct-order without a quote: whether the corrections may be made, and a quote to make them with. */
 export async function previewCorrection(
   svc: Services,
@@ -146,9 +126,7 @@ export async function previewCorrection(
   changes: Correction,
 ): Promise<CorrectPreview> {
   requireCorrectableFields(changes);
-  const { order, items } = await ownOrder(svc, partner, id);
-  const now = await svc.clock.now();
-  requireCompleted(order, now, 'corrected');
+  const { order, items, now } = await completedOrder(svc, partner, id, 'correct');
   const a = await assess(svc, partner, order, items, changes, now);
   if (!a.ok) return { id, correctable: false, reason: a.reason };
   const quote = await newQuote(svc, order, 'correct', { changes: { ...changes } }, now);
@@ -161,136 +139,126 @@ const sameChanges = (a: unknown, b: Correction) =>
   JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 
 /**
- * correct-order with the preview's quote: the provider re-issues each product with the corrected
- * fields, and the items, their new documents (the old ones then answer 410) and the order's mark
- * of correction are written in one transaction under the order's lock, as cancel-order's.
+ * correct-order with the preview's quote (`confirmAfterSale`): the provider re-issues each product
+ * with the corrected fields, and the items, their new documents (the old ones then answer 410) and
+ * the order's mark of correction are written while the order is locked.
  */
 export async function confirmCorrection(
   svc: Services,
+  actor: AfterSaleActor,
   partner: PartnerRow,
   id: string,
   changes: Correction,
   quoteId: string,
 ) {
   requireCorrectableFields(changes);
-  await ownOrder(svc, partner, id);
-  const actor = afterSaleActor(partner);
-  await svc.db.transaction().execute(async (trx) => {
-    const locked = await lockOrderWithItems(trx, id);
-    if (!locked) throw orderNotFound();
-    const { order, items } = locked;
-    const now = await svc.clock.now();
-    const held = await heldQuote(trx, quoteId, order, 'correct', now);
-    if (held?.used && order.corrected_at && sameChanges(held.quote.terms.changes, changes)) return;
-    if (!held || held.used || !sameChanges(held.quote.terms.changes, changes))
-      throw conflict(STALE_CORRECTION);
-    requireCompleted(order, now, 'corrected');
-    const a = await assess(svc, partner, order, items, changes, now);
-    if (!a.ok) throw conflict(STALE_CORRECTION);
-    const at = new Date(now);
-    const ctx = productContext(svc, now, partner, order.customer);
-    let later = false;
-    for (const { item, module: m, priced } of a.corrected) {
-      const next = {
-        ...item,
-        description: priced.description,
-        start_date: priced.startDate ?? null,
-        end_date: priced.endDate ?? null,
-        details: priced.details,
-      };
-      if (m.asyncIssue) {
-        // Its provider answers later: issuance re-issues it, the order `processing` meanwhile.
-        await replaceItem(trx, replacement(next, at));
-        later = true;
-        continue;
-      }
-      const transactionId = issuedTransaction(item);
-      let receipt;
-      try {
-        receipt = await svc.providers.issuer.reissue({
-          product: item.product,
-          orderId: id,
-          idx: item.idx,
-          revision: 1,
-          ...(transactionId ? { transactionId } : {}),
-          ...(next.start_date ? { startDate: next.start_date } : {}),
-          ...(next.end_date ? { endDate: next.end_date } : {}),
-          ...m.cover(next),
-        });
-      } catch (err) {
-        if (err instanceof ProviderRejection) {
-          throw providerRefused(`The provider refused the correction: ${err.message}`);
+  return confirmAfterSale(svc, actor, partner, id, quoteId, {
+    kind: 'correct',
+    stale: STALE_CORRECTION,
+    sameRequest: (terms) => sameChanges(terms.changes, changes),
+    shown: (order) => order.corrected_at !== null,
+    make: async (trx, { order, items }, { now, at, actor }) => {
+      const a = await assess(svc, partner, order, items, changes, now);
+      if (!a.ok) throw conflict(STALE_CORRECTION);
+      const ctx = productContext(svc, now, partner, order.customer);
+      let later = false;
+      for (const { item, module: m, priced } of a.corrected) {
+        const next = {
+          ...item,
+          description: priced.description,
+          start_date: priced.startDate ?? null,
+          end_date: priced.endDate ?? null,
+          details: priced.details,
+        };
+        if (m.asyncIssue) {
+          // Its provider answers later: issuance re-issues it, the order `processing` meanwhile.
+          await replaceItem(trx, replacement(next, at));
+          later = true;
+          continue;
         }
-        throw err;
+        const transactionId = issuedTransaction(item);
+        let receipt;
+        try {
+          receipt = await svc.providers.issuer.reissue({
+            product: item.product,
+            orderId: id,
+            idx: item.idx,
+            revision: 1,
+            ...(transactionId ? { transactionId } : {}),
+            ...(next.start_date ? { startDate: next.start_date } : {}),
+            ...(next.end_date ? { endDate: next.end_date } : {}),
+            ...m.cover(next),
+          });
+        } catch (err) {
+          if (err instanceof ProviderRejection) {
+            throw providerRefused(`The provider refused the correction: ${err.message}`);
+          }
+          throw err;
+        }
+        const issued = m.issue(ctx, catalogueOf(svc, m), next, receipt);
+        const pdf = await renderPolicy(svc, {
+          document: issued.document,
+          order,
+          item: { ...next, price: item.price },
+          partnerName: partner.name,
+          now,
+        });
+        await replaceItem(trx, {
+          ...replacement(next, at),
+          document: {
+            issued: { product: item.product, ...issued.fields },
+            fileToken: Buffer.from(svc.randomBytes(16)).toString('hex'),
+            pdf,
+          },
+        });
       }
-      const issued = m.issue(ctx, catalogueOf(svc, m), next, receipt);
-      const pdf = await renderPolicy(svc, {
-        document: issued.document,
-        order,
-        item: { ...next, price: item.price },
-        partnerName: partner.name,
-        now,
-      });
-      await replaceItem(trx, {
-        ...replacement(next, at),
-        document: {
-          issued: { product: item.product, ...issued.fields },
-          fileToken: Buffer.from(svc.randomBytes(16)).toString('hex'),
-          pdf,
-        },
-      });
-    }
-    const starts = a.corrected
-      .map((c) => c.priced.startDate)
-      .filter((d): d is string => !!d)
-      .sort();
-    const ends = a.corrected
-      .map((c) => c.priced.endDate)
-      .filter((d): d is string => !!d)
-      .sort();
-    if (
-      !(await markCorrected(trx, {
-        orderId: id,
-        startDate: starts[0] ?? order.start_date,
-        endDate: ends.at(-1) ?? order.end_date,
-        actor,
-        at,
-      }))
-    )
-      throw new Error(`order ${id} changed under its row lock`);
-    if (later) {
+      const starts = a.corrected
+        .map((c) => c.priced.startDate)
+        .filter((d): d is string => !!d)
+        .sort();
+      const ends = a.corrected
+        .map((c) => c.priced.endDate)
+        .filter((d): d is string => !!d)
+        .sort();
       if (
-        !(await transition(trx, id, 'completed', 'processing', {
+        !(await markCorrected(trx, {
+          orderId: id,
+          startDate: starts[0] ?? order.start_date,
+          endDate: ends.at(-1) ?? order.end_date,
           actor,
-          reason: 'corrected: issued again',
           at,
         }))
       )
         throw new Error(`order ${id} changed under its row lock`);
-      await svc.jobs.enqueue(
-        trx,
-        'issue-order',
-        { orderId: id },
-        {
-          startAfterSeconds: Math.ceil(svc.config.sandboxAsyncIssueMs / 1000),
-          singletonKey: `issue-correction:${id}`,
-        },
-      );
-    }
-    // The `corrected` event when the correction is made (a vignette:eu's new file follows later).
-    await emitOrderEvent(svc, trx, order, 'corrected', at);
-    await markQuoteUsed(trx, quoteId, at);
-    await auditAfterSale(trx, partner, {
-      action: 'order.correct',
-      target: id,
-      before: Object.fromEntries(
-        Object.keys(changes).map((k) => [k, k === 'start_date' ? order.start_date : plateOf(items)]),
-      ),
-      after: { ...changes },
-      at,
-    });
+      if (later) {
+        if (
+          !(await transition(trx, id, 'completed', 'processing', {
+            actor,
+            reason: 'corrected: issued again',
+            at,
+          }))
+        )
+          throw new Error(`order ${id} changed under its row lock`);
+        await svc.jobs.enqueue(
+          trx,
+          'issue-order',
+          { orderId: id },
+          {
+            startAfterSeconds: Math.ceil(svc.config.sandboxAsyncIssueMs / 1000),
+            singletonKey: `issue-correction:${id}`,
+          },
+        );
+      }
+      // The `corrected` event when the correction is made (a vignette:eu's new file follows later).
+      await emitOrderEvent(svc, trx, order, 'corrected', at);
+      return {
+        before: Object.fromEntries(
+          Object.keys(changes).map((k) => [k, k === 'start_date' ? order.start_date : plateOf(items)]),
+        ),
+        after: { ...changes },
+      };
+    },
   });
-  return getOrder(svc, partner, id);
 }
 
 /** The plate the order's first product was issued for, for the audit log's before. */

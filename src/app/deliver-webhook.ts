@@ -17,7 +17,7 @@ import {
 } from '../db/repos/webhooks.ts';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../domain/order-state.ts';
 import { signatureHeader, webhookSignature } from '../signature.ts';
-import { audit } from './admin/operators.ts';
+import { audit, type Actor } from './actor.ts';
 import type { Services } from './services.ts';
 import { emitOrderEvent, enqueueDelivery, newEventId, releaseNext } from './webhook-events.ts';
 import { checkedAddresses, urlHost, type ResolvedAddress } from './webhook-url.ts';
@@ -153,7 +153,11 @@ export async function deliverEvent(svc: Services, eventId: string): Promise<Deli
  * failed, refunded or expired), with the event's id, whatever state the event is in; delivered, it
  * settles the event. An order whose partner had no URL when it changed gets its event made now.
  */
-export async function resendOrderEvent(svc: Services, orderId: string): Promise<DeliveryResult> {
+export async function resendOrderEvent(
+  svc: Services,
+  actor: Actor,
+  orderId: string,
+): Promise<DeliveryResult> {
   const order = await findOrder(svc.db, orderId);
   if (!order) throw notFound('Order not found');
   const status = order.status;
@@ -183,7 +187,7 @@ export async function resendOrderEvent(svc: Services, orderId: string): Promise<
     // releaseNext sees an event created behind this one: see holdOrderForSettle.
     await holdOrderForSettle(trx, orderId);
     await recordAttempt(trx, attemptRow(orderId, result, at, 'operator', null));
-    await audit(trx, {
+    await audit(trx, actor, {
       action: 'order.resend_webhook',
       target: orderId,
       after: { event_id: event.id, status, delivered: result.delivered, http_status: result.httpStatus },
@@ -235,7 +239,7 @@ export async function emitLegacyCompletion(svc: Services, orderId: string | unde
 }
 
 /** The operator's test event to a partner's webhook URL, before any order: one attempt, not recorded. */
-export async function sendTestEvent(svc: Services, partnerId: string): Promise<DeliveryResult> {
+export async function sendTestEvent(svc: Services, actor: Actor, partnerId: string): Promise<DeliveryResult> {
   const partner = await findPartner(svc.db, partnerId);
   if (!partner) throw notFound('Partner not found');
   if (!partner.webhook_url) {
@@ -244,7 +248,7 @@ export async function sendTestEvent(svc: Services, partnerId: string): Promise<D
     );
   }
   const result = await attemptDelivery(svc, partner, newEventId(svc), TEST_EVENT_BODY);
-  await audit(svc.db, {
+  await audit(svc.db, actor, {
     action: 'partner.webhook_test',
     target: partnerId,
     after: { event_id: result.eventId, delivered: result.delivered, http_status: result.httpStatus },

@@ -7,12 +7,19 @@ import type { PartnerRow } from '../db/schema.ts';
 import { GET_ORDER_DATES, orderView, type RefundView } from './order-view.ts';
 import type { Services } from './services.ts';
 
-/** get-order: another partner's order is reported exactly like an unknown one. */
-export async function getOrder(svc: Services, partner: PartnerRow, id: string) {
-  // The order and its items in one round trip.
+/**
+ * The partner's own order and its items, in one round trip: another partner's order is reported
+ * exactly like an unknown one.
+ */
+export async function partnerOrder(svc: Pick<Services, 'db'>, partner: PartnerRow, id: string) {
   const found = await findOrderWithItems(svc.db, id);
   if (!found || found.order.partner_id !== partner.id) throw orderNotFound();
-  const { order, items } = found;
+  return found;
+}
+
+/** get-order: the partner's own order as it is now, with its refund once refunded. */
+export async function getOrder(svc: Services, partner: PartnerRow, id: string) {
+  const { order, items } = await partnerOrder(svc, partner, id);
   const now = await svc.clock.now();
   const view = orderView(order, items, now, {
     dates: GET_ORDER_DATES(order, now),

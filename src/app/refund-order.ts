@@ -8,7 +8,7 @@ import { booksEntry } from '../domain/wallet.ts';
 import type { Transaction } from 'kysely';
 import type { DB, OrderRow } from '../db/schema.ts';
 import type { Services } from './services.ts';
-import { audit } from './admin/operators.ts';
+import { audit, type Actor } from './actor.ts';
 import { emitOrderEvent } from './webhook-events.ts';
 
 const REFUNDABLE = ['failed', 'completed'];
@@ -19,7 +19,12 @@ const REFUNDABLE = ['failed', 'completed'];
  * payment is recorded as a refund for the operator to settle outside the service. The order row
  * is locked first and the wallet second, as in every payment, so a refund never races a payment.
  */
-export async function refundOrder(svc: Services, id: string, input: { reason: string; actor: string }) {
+export async function refundOrder(
+  svc: Services,
+  actor: Actor,
+  id: string,
+  input: { reason: string; actor: string },
+) {
   const now = await svc.clock.now();
   const at = new Date(now);
   await svc.db.transaction().execute(async (trx) => {
@@ -35,7 +40,7 @@ export async function refundOrder(svc: Services, id: string, input: { reason: st
       at,
       failureReason: order.failure_reason ?? `Refunded by the operator: ${input.reason}`,
     });
-    await audit(trx, {
+    await audit(trx, actor, {
       action: 'order.refund',
       target: id,
       before: { status: order.status },

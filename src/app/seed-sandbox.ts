@@ -2,7 +2,7 @@ import { rmSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { revokeInvitations } from '../db/repos/portal-invitations.ts';
 import { disableUser } from '../db/repos/users.ts';
-import { audit } from './admin/operators.ts';
+import { audit, SYSTEM_ACTOR } from './actor.ts';
 import { endUserSessions } from './portal/session.ts';
 import { findPartner } from '../db/repos/partners.ts';
 import { findUserByEmail, insertUser, setUserPassword } from '../db/repos/users.ts';
@@ -24,7 +24,7 @@ export const DEMO_PARTNER_ID = 'demo';
 export async function ensureDemoPartner(svc: Services): Promise<{ id: string; secret: string }> {
   if (!(await findPartner(svc.db, DEMO_PARTNER_ID))) {
     try {
-      await createPartner(svc, { id: DEMO_PARTNER_ID, name: 'Demo Partner', wallet: true });
+      await createPartner(svc, SYSTEM_ACTOR, { id: DEMO_PARTNER_ID, name: 'Demo Partner', wallet: true });
     } catch (err) {
       // Another instance on the same database made it first.
       if (!(await findPartner(svc.db, DEMO_PARTNER_ID))) throw err;
@@ -32,13 +32,18 @@ export async function ensureDemoPartner(svc: Services): Promise<{ id: string; se
   }
   await switchDemoSignatures(svc);
   const seed = { partnerId: DEMO_PARTNER_ID, actor: 'sandbox-seed' };
-  await creditWallet(svc, {
+  await creditWallet(svc, SYSTEM_ACTOR, {
     ...seed,
     wallet: 'online',
     amountBani: 1_000_000,
     reference: 'sandbox-seed-online',
   });
-  await creditWallet(svc, { ...seed, wallet: 'promo', amountBani: 50_000, reference: 'sandbox-seed-promo' });
+  await creditWallet(svc, SYSTEM_ACTOR, {
+    ...seed,
+    wallet: 'promo',
+    amountBani: 50_000,
+    reference: 'sandbox-seed-promo',
+  });
   const demo = await findPartner(svc.db, DEMO_PARTNER_ID);
   return { id: DEMO_PARTNER_ID, secret: demo!.secrets[0]! };
 }
@@ -56,7 +61,7 @@ async function switchDemoSignatures(svc: Services): Promise<void> {
   const demo = await findPartner(svc.db, DEMO_PARTNER_ID);
   const wanted = svc.config.defaultRequireTimestampedSignature;
   if (demo && demo.require_timestamped_signature !== wanted) {
-    await changePartner(svc, DEMO_PARTNER_ID, { require_timestamped_signature: wanted });
+    await changePartner(svc, SYSTEM_ACTOR, DEMO_PARTNER_ID, { require_timestamped_signature: wanted });
   }
   await putSetting(svc.db, DEMO_SIGNATURES_SETTING, true, new Date());
 }
@@ -179,7 +184,7 @@ export async function retireSandboxData(svc: Services, dataDir: string): Promise
   const done: string[] = [];
   const demo = await findPartner(svc.db, DEMO_PARTNER_ID);
   if (demo && demo.name === 'Demo Partner' && !demo.disabled) {
-    await changePartner(svc, DEMO_PARTNER_ID, { disabled: true });
+    await changePartner(svc, SYSTEM_ACTOR, DEMO_PARTNER_ID, { disabled: true });
     done.push(`the demo partner ${DEMO_PARTNER_ID} was disabled`);
   }
   const owner = await findUserByEmail(svc.db, DEMO_OWNER_EMAIL, { partnerId: DEMO_PARTNER_ID });
@@ -189,7 +194,7 @@ export async function retireSandboxData(svc: Services, dataDir: string): Promise
       if (!(await disableUser(trx, DEMO_PARTNER_ID, owner.id, now))) return;
       await revokeInvitations(trx, owner.id, now);
       await endUserSessions(trx, owner.id);
-      await audit(trx, {
+      await audit(trx, SYSTEM_ACTOR, {
         action: 'partner.disable_user',
         target: DEMO_PARTNER_ID,
         before: { user_id: owner.id, email: owner.email, role: owner.role, disabled: false },

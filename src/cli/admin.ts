@@ -15,6 +15,7 @@ import {
 } from '../app/admin/partners.ts';
 import { inviteUser } from '../app/portal/invite-user.ts';
 import { passwordLink } from '../app/portal/password-link.ts';
+import { operatorActor, type OperatorActor } from '../app/actor.ts';
 import type { Services } from '../app/services.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { BackupRefused, BackupUnavailable, backupDatabase, restoreDatabase } from '../db/backup.ts';
@@ -24,7 +25,6 @@ import { DomainError } from '../domain/errors.ts';
 import { refundOrder } from '../app/refund-order.ts';
 import { changeSettings, readSettings, resetSandboxClock, setSandboxClock } from '../app/admin/settings.ts';
 import {
-  asActor,
   auditLog,
   createOperator,
   disableOperator,
@@ -160,7 +160,7 @@ function bool(value: string | undefined, what: string): boolean | undefined {
   throw new UsageError(`${what} must be true or false, got "${value}"`);
 }
 
-async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unknown> {
+async function run(svc: Services, actor: OperatorActor, [group, verb, ...rest]: string[]): Promise<unknown> {
   const webhook = opt['webhook-url'] === 'none' ? null : opt['webhook-url'];
   const stamped = bool(opt['require-timestamped-signature'], '--require-timestamped-signature');
   const timestamped = stamped !== undefined ? { require_timestamped_signature: stamped } : {};
@@ -168,7 +168,7 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
     `${group} ${['credit', 'resend-webhook', 'refund', 'statement', 'audit'].includes(group ?? '') ? '' : verb}`.trim()
   ) {
     case 'partners create':
-      return createPartner(svc, {
+      return createPartner(svc, actor, {
         name: need(opt.name, '--name'),
         ...(webhook !== undefined ? { webhook_url: webhook } : {}),
         ...eventList(opt['webhook-events']),
@@ -188,18 +188,18 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
         ...timestamped,
       };
       if (Object.keys(patch).length === 0) throw new UsageError('nothing to update');
-      return changePartner(svc, need(rest[0], 'partner id'), patch);
+      return changePartner(svc, actor, need(rest[0], 'partner id'), patch);
     }
     case 'partners webhook-test':
-      return sendTestEvent(svc, need(rest[0], 'partner id'));
+      return sendTestEvent(svc, actor, need(rest[0], 'partner id'));
     case 'partners rotate-secret':
-      return rotateSecret(svc, need(rest[0], 'partner id'));
+      return rotateSecret(svc, actor, need(rest[0], 'partner id'));
     case 'partners retire-old-secrets':
-      return retireOldSecrets(svc, need(rest[0], 'partner id'));
+      return retireOldSecrets(svc, actor, need(rest[0], 'partner id'));
     case 'partners password-link':
-      return passwordLink(svc, need(rest[0], 'partner id'), need(rest[1], 'user id'));
+      return passwordLink(svc, actor, need(rest[0], 'partner id'), need(rest[1], 'user id'));
     case 'partners invite':
-      return inviteUser(svc, need(rest[0], 'partner id'), {
+      return inviteUser(svc, actor, need(rest[0], 'partner id'), {
         email: need(opt.email, '--email'),
         role: need(opt.role, '--role'),
       });
@@ -207,7 +207,7 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       const [partnerId, named, amount, reference] = [verb, ...rest];
       const wallet = SUB_WALLETS.find((w) => w === named);
       if (!wallet) throw new UsageError('wallet must be online, promo or insurance');
-      return creditPartnerWallet(svc, {
+      return creditPartnerWallet(svc, actor, {
         partnerId: need(partnerId, 'partner id'),
         wallet,
         amountBani: baniOf(need(amount, 'amount')),
@@ -223,16 +223,16 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
     case 'orders show':
       return orderDetail(svc, need(rest[0], 'order id'));
     case 'resend-webhook':
-      return resendOrderEvent(svc, need(verb, 'order id'));
+      return resendOrderEvent(svc, actor, need(verb, 'order id'));
     case 'refund': {
       const id = need(verb, 'order id');
-      await refundOrder(svc, id, { reason: need(opt.reason, '--reason'), actor: 'operator-cli' });
+      await refundOrder(svc, actor, id, { reason: need(opt.reason, '--reason'), actor: 'operator-cli' });
       return orderDetail(svc, id);
     }
     case 'settings show':
       return readSettings(svc);
     case 'settings set':
-      return changeSettings(svc, {
+      return changeSettings(svc, actor, {
         balance_spending_enabled: bool(
           need(opt['balance-spending-enabled'], '--balance-spending-enabled'),
           '--balance-spending-enabled',
@@ -247,13 +247,13 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
       return opt.csv ? statementCsv(statement) : statement;
     }
     case 'operators create':
-      return createOperator(svc, { name: need(opt.name, '--name'), role: need(opt.role, '--role') });
+      return createOperator(svc, actor, { name: need(opt.name, '--name'), role: need(opt.role, '--role') });
     case 'operators list':
       return listOperators(svc);
     case 'operators disable':
-      return disableOperator(svc, need(rest[0], 'operator id'));
+      return disableOperator(svc, actor, need(rest[0], 'operator id'));
     case 'operators rotate':
-      return rotateOperatorToken(svc, need(rest[0], 'operator id'));
+      return rotateOperatorToken(svc, actor, need(rest[0], 'operator id'));
     case 'audit':
       return auditLog(svc, {
         ...given({ actor: opt.actor, target: opt.target, cursor: opt.cursor }),
@@ -270,9 +270,9 @@ async function run(svc: Services, [group, verb, ...rest]: string[]): Promise<unk
         const ms = Date.parse(text);
         if (Number.isNaN(ms) || !/[zZ]|[+-]\d{2}:?\d{2}$/.test(text))
           throw new UsageError('the instant must be ISO-8601 with an offset, e.g. 2026-09-30T12:00:00+03:00');
-        return setSandboxClock(svc, ms);
+        return setSandboxClock(svc, actor, ms);
       }
-      if (verb === 'reset') return resetSandboxClock(svc);
+      if (verb === 'reset') return resetSandboxClock(svc, actor);
       return { now: isoLocal(await svc.clock.now()) };
     }
     default:
@@ -313,8 +313,10 @@ async function main(): Promise<number> {
     const svc = createServices(config, database, { log, jobs: jobQueue(boss), secrets: keys.box });
     // Every change is in the audit log as made from the command line, by the shell's user.
     const user = userInfo().username || 'unknown';
-    const answer = await asActor({ id: `cli:${user}`, name: user, role: 'admin', via: 'cli' }, () =>
-      run(svc, args),
+    const answer = await run(
+      svc,
+      operatorActor({ id: `cli:${user}`, name: user, role: 'admin' }, 'cli'),
+      args,
     );
     console.log(typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2));
     return 0;

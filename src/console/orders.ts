@@ -10,7 +10,7 @@ import { ORDER_STATUSES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
 import { PRODUCTS } from '../products/registry.ts';
 import { issuedFields, withoutPolicy } from './issued.ts';
-import { act, givenFields, Id, listPage, showById, Text, type Render } from './web.ts';
+import { act, by, givenFields, Id, listPage, showById, Text, type Render } from './web.ts';
 
 const ListQuery = Type.Object({
   q: Text(),
@@ -88,11 +88,11 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
       const id = req.params.id;
       const reason = (req.body.reason ?? '').trim();
       return act(req, reply, {
-        as: { method: 'POST', path: `/admin/orders/${id}/refund`, what: 'refund orders' },
+        as: { write: 'POST /admin/orders/:id/refund', what: 'refund orders' },
         run: async () => {
           if (!reason)
             throw badRequest('Give a reason for the refund: the partner and the audit log see it.');
-          await refundOrder(svc, id, { reason, actor: `console:${req.consoleSession!.actor.id}` });
+          await refundOrder(svc, by(req), id, { reason, actor: `console:${by(req).id}` });
           return 'refunded';
         },
         page: page(id),
@@ -105,8 +105,9 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
   app.post('/orders/:id/resend', { schema: { params: Id } }, async (req, reply) => {
     const id = req.params.id;
     return act(req, reply, {
-      as: { method: 'POST', path: `/admin/orders/${id}/webhook`, what: 're-send webhooks' },
-      run: async () => ((await resendOrderEvent(svc, id)).delivered ? 'resend-delivered' : 'resend-failed'),
+      as: { write: 'POST /admin/orders/:id/webhook', what: 're-send webhooks' },
+      run: async () =>
+        (await resendOrderEvent(svc, by(req), id)).delivered ? 'resend-delivered' : 'resend-failed',
       page: page(id),
       show: (extra, status) => showOrder(req, reply, id, extra, status),
     });

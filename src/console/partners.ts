@@ -12,10 +12,12 @@ import { badRequest, DomainError } from '../domain/errors.ts';
 import { mdlTextToBani } from '../domain/money.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../domain/order-state.ts';
 import { SUB_WALLETS } from '../domain/wallet.ts';
+import type { OperatorWrite } from '../http/operator-roles.ts';
 import type { App } from '../http/typed.ts';
 import { isRecord } from '../http/pages.ts';
 import {
   act,
+  by,
   given,
   Id,
   listPage,
@@ -91,10 +93,10 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       };
       return unlessRefused(
         async () => {
-          requireRole(req, 'POST', '/admin/partners', 'create partners');
+          requireRole(req, 'POST /admin/partners', 'create partners');
           const name = form.name.trim();
           if (!name) throw badRequest('Give the partner a name.');
-          const created = await partners.createPartner(svc, {
+          const created = await partners.createPartner(svc, by(req), {
             name,
             wallet: form.wallet,
             webhook_events: form.events,
@@ -189,13 +191,13 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
   /** A partner action: the role check, the use case, then the partner's page again (or the refusal on it). */
   const action = (
     path: string,
-    admin: { method: string; path: (id: string) => string; what: string },
+    admin: { write: OperatorWrite; what: string },
     run: (req: FastifyRequest & { body: Record<string, unknown> }, id: string) => Promise<string>,
   ) =>
     app.post(path, { schema: { params: Id } }, async (req, reply) => {
       const id = req.params.id;
       return act(req, reply, {
-        as: { method: admin.method, path: admin.path(id), what: admin.what },
+        as: admin,
         run: () => run(req as FastifyRequest & { body: Record<string, unknown> }, id),
         page: `/console/partners/${encodeURIComponent(id)}`,
         show: (extra, status) => showPartner(req, reply, id, extra, status),
@@ -205,7 +207,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
 
   action(
     '/partners/:id/credit',
-    { method: 'POST', path: (id) => `/admin/partners/${id}/wallet/credits`, what: 'credit wallets' },
+    { write: 'POST /admin/partners/:id/wallet/credits', what: 'credit wallets' },
     async (req, id) => {
       const b = strings(req.body, ['wallet', 'amount', 'reference']);
       const wallet = SUB_WALLETS.find((w) => w === b.wallet);
@@ -216,12 +218,12 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
       const reference = b.reference.trim();
       if (!reference || reference.length > 200)
         throw badRequest('Reference must be 1 to 200 characters (a transfer’s number, say)');
-      await creditPartnerWallet(svc, {
+      await creditPartnerWallet(svc, by(req), {
         partnerId: id,
         wallet,
         amountBani: bani,
         reference,
-        actor: `console:${req.consoleSession!.actor.id}`,
+        actor: `console:${by(req).id}`,
       });
       return 'credited';
     },
@@ -229,7 +231,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
 
   action(
     '/partners/:id/webhook',
-    { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what: 'change partners' },
+    { write: 'PATCH /admin/partners/:id', what: 'change partners' },
     async (req, id) => {
       const fields = strings(req.body, ['webhook_url', 'renewal_notice_days']);
       const url = fields.webhook_url.trim();
@@ -239,7 +241,7 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
         throw badRequest('renewal_notice_days must be a whole number of days from 0 (no notice) to 365');
       }
       const events = req.body.events;
-      await partners.changePartner(svc, id, {
+      await partners.changePartner(svc, by(req), id, {
         ...(days ? { renewal_notice_days: Number(days) } : {}),
         webhook_url: url || null,
         webhook_events: eventsOf(
@@ -252,8 +254,8 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
 
   action(
     '/partners/:id/webhook-test',
-    { method: 'POST', path: (id) => `/admin/partners/${id}/webhook-test`, what: 'send test events' },
-    async (_req, id) => ((await sendTestEvent(svc, id)).delivered ? 'test-delivered' : 'test-failed'),
+    { write: 'POST /admin/partners/:id/webhook-test', what: 'send test events' },
+    async (req, id) => ((await sendTestEvent(svc, by(req), id)).delivered ? 'test-delivered' : 'test-failed'),
   );
 
   // A partner's switches, each a change of the operator API's PATCH and the notice it earns.
@@ -275,21 +277,17 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     },
   ];
   for (const { verb, what, change, done } of switches) {
-    action(
-      `/partners/:id/${verb}`,
-      { method: 'PATCH', path: (id) => `/admin/partners/${id}`, what },
-      async (_req, id) => {
-        await partners.changePartner(svc, id, change);
-        return done;
-      },
-    );
+    action(`/partners/:id/${verb}`, { write: 'PATCH /admin/partners/:id', what }, async (req, id) => {
+      await partners.changePartner(svc, by(req), id, change);
+      return done;
+    });
   }
 
   action(
     '/partners/:id/secrets/retire',
-    { method: 'DELETE', path: (id) => `/admin/partners/${id}/secrets/old`, what: 'retire secrets' },
-    async (_req, id) => {
-      await partners.retireOldSecrets(svc, id);
+    { write: 'DELETE /admin/partners/:id/secrets/old', what: 'retire secrets' },
+    async (req, id) => {
+      await partners.retireOldSecrets(svc, by(req), id);
       return 'retired';
     },
   );
@@ -298,9 +296,9 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
   app.post('/partners/:id/secrets', { schema: { params: Id } }, async (req, reply) => {
     const id = req.params.id;
     try {
-      requireRole(req, 'POST', `/admin/partners/${id}/secrets`, 'rotate secrets');
+      requireRole(req, 'POST /admin/partners/:id/secrets', 'rotate secrets');
       const partner = await partners.getPartner(svc, id);
-      const { secret } = await partners.rotateSecret(svc, id);
+      const { secret } = await partners.rotateSecret(svc, by(req), id);
       return render(
         req,
         reply,
@@ -328,9 +326,9 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     async (req, reply) => {
       const id = req.params.id;
       try {
-        requireRole(req, 'POST', `/admin/partners/${id}/users/user/password-link`, 'send set-password links');
+        requireRole(req, 'POST /admin/partners/:id/users/:userId/password-link', 'send set-password links');
         const partner = await partners.getPartner(svc, id);
-        const invitation = await passwordLinkByEmail(svc, id, req.body.email ?? '');
+        const invitation = await passwordLinkByEmail(svc, by(req), id, req.body.email ?? '');
         return render(
           req,
           reply,
@@ -365,9 +363,9 @@ export async function partnerPages(app: App, svc: Services, render: Render): Pro
     async (req, reply) => {
       const id = req.params.id;
       try {
-        requireRole(req, 'POST', `/admin/partners/${id}/users`, 'invite portal users');
+        requireRole(req, 'POST /admin/partners/:id/users', 'invite portal users');
         const partner = await partners.getPartner(svc, id);
-        const invitation = await inviteUser(svc, id, {
+        const invitation = await inviteUser(svc, by(req), id, {
           email: req.body.email ?? '',
           role: req.body.role ?? '',
         });

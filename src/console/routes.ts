@@ -13,7 +13,6 @@ import { Type } from '@sinclair/typebox';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sessionFor, signIn, signOut } from '../app/admin/console-sessions.ts';
-import { asActor } from '../app/admin/operators.ts';
 import type { Services } from '../app/services.ts';
 import * as page from '../http/pages.ts';
 import { BAD_TEXT, findBadText } from '../http/text-guard.ts';
@@ -31,8 +30,8 @@ import { noticeOf } from './web.ts';
  * htmx, everything served by the service itself. A session is a random id in an HttpOnly,
  * SameSite=Strict cookie (Path=/console, Secure behind https); every POST carries a CSRF token
  * bound to the session (a hidden field, or the X-CSRF-Token header htmx sends) or is refused with
- * 403 before anything runs (decision 0034). Each handler runs as the signed-in operator (via
- * console), so the audit log says who acted.
+ * 403 before anything runs (decision 0034). Each action hands the use case the signed-in operator
+ * (the session's actor, via console), so the audit log says who acted.
  */
 export const COOKIE = 'polita_console';
 /** The CSRF secret of @fastify/csrf-protection, set beside the session cookie with its attributes. */
@@ -139,16 +138,9 @@ export async function consoleRoutes(
         if (bad) return refuse(req, reply, 400, `${bad.replace(/^form\//, '')} ${BAD_TEXT}`);
       });
 
-      // Every handler runs as the signed-in operator: the use cases' audit entries say who, via console.
+      // Pages, not API: the console is no part of the API document.
       c.addHook('onRoute', (route) => {
-        const handler = route.handler;
         route.schema = { ...route.schema, hide: true };
-        route.handler = function (req, reply) {
-          const s = req.consoleSession;
-          return s
-            ? asActor({ ...s.actor, via: 'console' }, () => handler.call(this, req, reply))
-            : handler.call(this, req, reply);
-        };
       });
 
       async function refuse(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {

@@ -5,7 +5,9 @@ import type { Services } from '../app/services.ts';
 import { badRequest } from '../domain/errors.ts';
 import { isoLocal, isValidDate, localInstant } from '../domain/time.ts';
 import type { App } from '../http/typed.ts';
-import { act, givenFields, listPage, showPage, Text, type Render } from './web.ts';
+import type { OperatorActor } from '../app/actor.ts';
+import type { OperatorWrite } from '../http/operator-roles.ts';
+import { act, by, givenFields, listPage, showPage, Text, type Render } from './web.ts';
 
 /** Settings (the balance-spending switch, the sandbox clock, the operators) and the audit log. */
 export async function settingsPages(app: App, svc: Services, render: Render): Promise<void> {
@@ -28,44 +30,44 @@ export async function settingsPages(app: App, svc: Services, render: Render): Pr
 
   const action = (
     path: string,
-    admin: { method: string; path: string; what: string },
-    run: (body: Record<string, unknown>) => Promise<string>,
+    admin: { write: OperatorWrite; what: string },
+    run: (body: Record<string, unknown>, actor: OperatorActor) => Promise<string>,
   ) =>
     app.post(path, async (req, reply) =>
       act(req, reply, {
         as: admin,
-        run: () => run((req.body ?? {}) as Record<string, unknown>),
+        run: () => run((req.body ?? {}) as Record<string, unknown>, by(req)),
         page: '/console/settings',
         show: (extra, status) => showSettings(req, reply, extra, status),
       }),
     );
 
-  action('/settings', { method: 'PUT', path: '/admin/settings', what: 'change settings' }, async (body) => {
-    await changeSettings(svc, { balance_spending_enabled: body.balance_spending_enabled === 'on' });
+  action('/settings', { write: 'PUT /admin/settings', what: 'change settings' }, async (body, actor) => {
+    await changeSettings(svc, actor, { balance_spending_enabled: body.balance_spending_enabled === 'on' });
     return 'settings-saved';
   });
 
   action(
     '/settings/clock',
-    { method: 'PUT', path: '/admin/sandbox/clock', what: 'move the sandbox clock' },
-    async (body) => {
+    { write: 'PUT /admin/sandbox/clock', what: 'move the sandbox clock' },
+    async (body, actor) => {
       if (!svc.config.sandbox) throw badRequest('The clock can only be moved in the sandbox');
       const text = typeof body.now === 'string' ? body.now.trim() : '';
       // A datetime-local field: the service's local time (Europe/Chisinau), seconds optional.
       const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2})?$/.exec(text);
       if (!m || !isValidDate(m[1]!))
         throw badRequest('Sandbox time must be a date and time, like 2026-09-30T14:00');
-      await setSandboxClock(svc, localInstant(m[1]!, `${m[2]}${m[3] ?? ':00'}`));
+      await setSandboxClock(svc, actor, localInstant(m[1]!, `${m[2]}${m[3] ?? ':00'}`));
       return 'clock-set';
     },
   );
 
   action(
     '/settings/clock/reset',
-    { method: 'DELETE', path: '/admin/sandbox/clock', what: 'move the sandbox clock' },
-    async () => {
+    { write: 'DELETE /admin/sandbox/clock', what: 'move the sandbox clock' },
+    async (_body, actor) => {
       if (!svc.config.sandbox) throw badRequest('The clock can only be moved in the sandbox');
-      await resetSandboxClock(svc);
+      await resetSandboxClock(svc, actor);
       return 'clock-reset';
     },
   );

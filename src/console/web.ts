@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleSession } from '../app/admin/console-sessions.ts';
-import { supportMay } from '../app/admin/operators.ts';
 import { forbidden } from '../domain/errors.ts';
+import { operatorMayWrite, type OperatorWrite } from '../http/operator-roles.ts';
 import { fromHtmx, unlessRefused } from '../http/pages.ts';
 
 // The page plumbing both surfaces share, beside what is this surface's own.
@@ -44,20 +44,23 @@ const NOTICES = new Map<string, string>([
 /** The notice a `?done=` value names, or undefined. */
 export const noticeOf = (done: string): string | undefined => NOTICES.get(done);
 
+/** The signed-in operator, whom every console action hands its use case. */
+export const by = (req: FastifyRequest) => req.consoleSession!.actor;
+
 /**
- * Refuses a state-changing console action to the support role unless the operator API lets support
- * do its equivalent (`supportMay`, one rule for both): the refusal says what support cannot do.
+ * Refuses a state-changing console action to a role the operator API refuses its equivalent, the
+ * operator route `write` (OPERATOR_WRITES, one table for both): the refusal says what it cannot do.
  */
-export function requireRole(req: FastifyRequest, method: string, adminPath: string, what: string): void {
+export function requireRole(req: FastifyRequest, write: OperatorWrite, what: string): void {
   const session = req.consoleSession!;
-  if (session.actor.role === 'support' && !supportMay(method, adminPath)) {
+  if (!operatorMayWrite(session.actor.role, write)) {
     throw forbidden(`The support role cannot ${what}: it reads, and re-sends webhooks. Ask an admin.`);
   }
 }
 
 /**
- * A state-changing form: the role check (support may do what it may do through the operator API's
- * `as.method as.path`), the use case, which names the notice it earned, then the page again with
+ * A state-changing form: the role check (a role may do what it may do through the operator API's
+ * route `as.write`), the use case, which names the notice it earned, then the page again with
  * that notice (htmx swaps it in place) or a redirect to it with `?done=`. A refusal shows the page
  * with the reason, at the operator API's status, and what the form should keep.
  */
@@ -65,7 +68,7 @@ export async function act(
   req: FastifyRequest,
   reply: FastifyReply,
   o: {
-    as: { method: string; path: string; what: string };
+    as: { write: OperatorWrite; what: string };
     run: () => Promise<string>;
     page: string;
     show: (extra: Record<string, unknown>, status?: number) => Promise<FastifyReply>;
@@ -74,7 +77,7 @@ export async function act(
 ): Promise<FastifyReply> {
   return unlessRefused(
     async () => {
-      requireRole(req, o.as.method, o.as.path, o.as.what);
+      requireRole(req, o.as.write, o.as.what);
       const done = await o.run();
       if (fromHtmx(req)) return o.show({ notice: noticeOf(done) });
       return reply.redirect(`${o.page}?done=${done}`, 303);

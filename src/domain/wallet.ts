@@ -4,7 +4,7 @@ import { paymentRefusal, type PayableOrder, type PaymentFacts, type PaymentRefus
 /**
  * The wallet's rules (the partner API's pay-order-from-balance; decisions 0011, 0012 and 0065),
  * each defined here once. Amounts in bani. The statements that book a payment
- * (src/db/repos/wallets.ts) are built from these definitions where they decide in SQL, and
+ * (src/db/repos/wallet-payments.ts) are built from these definitions where they decide in SQL, and
  * test/wallet/equivalence.test.ts holds them to the same answers.
  */
 

@@ -2,7 +2,8 @@ import { Type, type TProperties } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { creditAmountBani, creditPartnerWallet } from '../app/admin/credit-wallet.ts';
 import { ledgerCsv, listPartners, partnerWallet } from '../app/admin/directory.ts';
-import { asActor, auditLog, authenticateOperator, supportMay, type Actor } from '../app/admin/operators.ts';
+import { operatorActor, type OperatorActor } from '../app/actor.ts';
+import { auditLog, authenticateOperator } from '../app/admin/operators.ts';
 import { resetSandboxClock, setSandboxClock } from '../app/admin/settings.ts';
 import { listOrdersForOperator, orderDetail } from '../app/admin/orders.ts';
 import { resendOrderEvent, sendTestEvent } from '../app/deliver-webhook.ts';
@@ -15,8 +16,8 @@ import { isoLocal } from '../domain/time.ts';
 import { SUB_WALLETS } from '../domain/wallet.ts';
 import { adminWalletRoutes } from './admin-wallet-routes.ts';
 import { reasonBody, sendError } from './errors.ts';
-import { parseJsonBody } from './raw-body.ts';
 import { refuseOverLimit, type OperatorAuthFailures } from './operator-auth-failures.ts';
+import { operatorMay } from './operator-roles.ts';
 import {
   AuditPage,
   Clock,
@@ -45,8 +46,9 @@ import { Balance } from './wallet-routes.ts';
 /**
  * The operator API under /admin, behind `Authorization: Bearer <token>`: the service's admin token
  * or an operator's (role admin: everything; support: reading, re-sending webhooks). A partner
- * signature never opens it (and no operator token opens /v1). Every handler runs as its operator,
- * so the use cases' audit entries say who acted, through the API.
+ * signature never opens it (and no operator token opens /v1). What each role may call is
+ * OPERATOR_WRITES (./operator-roles.ts); every use case that changes something is handed the
+ * operator (`by(req)`), so its audit entry says who acted, through the API.
  */
 export async function adminRoutes(
   app: App,
@@ -54,7 +56,9 @@ export async function adminRoutes(
   adminToken: string,
   failures: OperatorAuthFailures,
 ): Promise<void> {
-  const operators = new WeakMap<FastifyRequest, Omit<Actor, 'via'>>();
+  const operators = new WeakMap<FastifyRequest, OperatorActor>();
+  /** The operator of a request, whom onRequest let through. */
+  const by = (req: FastifyRequest): OperatorActor => operators.get(req)!;
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     if (!m)
@@ -66,22 +70,14 @@ export async function adminRoutes(
       return sendError(reply, { statusCode: 403, error: 'Forbidden', message: 'Invalid admin token' });
     }
     const path = req.url.split('?')[0]!;
-    if (operator.role === 'support' && !supportMay(req.method, path)) {
+    if (!operatorMay(operator.role, req.method, req.routeOptions.url)) {
       return sendError(
         reply,
         reasonBody(403, `The support role cannot ${req.method} ${path}: it reads, and re-sends webhooks`),
       );
     }
-    operators.set(req, operator);
+    operators.set(req, operatorActor(operator, 'api'));
   });
-  app.addHook('onRoute', (route) => {
-    const handler = route.handler;
-    route.handler = function (req, reply) {
-      const operator = operators.get(req)!;
-      return asActor({ ...operator, via: 'api' }, () => handler.call(this, req, reply));
-    };
-  });
-  app.addHook('preValidation', parseJsonBody);
 
   const tags = ['operator'];
   const doc = (summary: string, operationId: string) => ({ tags, summary, operationId });
@@ -125,7 +121,7 @@ export async function adminRoutes(
       },
     },
     async (req, reply) =>
-      reply.code(201).send(exactly(CreatedPartner, await partners.createPartner(svc, req.body))),
+      reply.code(201).send(exactly(CreatedPartner, await partners.createPartner(svc, by(req), req.body))),
   );
 
   const partner = { 200: Partner, ...errorResponses };
@@ -140,7 +136,7 @@ export async function adminRoutes(
     partner,
   );
   app.patch('/admin/partners/:id', { schema: change }, async (req) =>
-    exactly(Partner, await partners.changePartner(svc, req.params.id, req.body)),
+    exactly(Partner, await partners.changePartner(svc, by(req), req.params.id, req.body)),
   );
 
   const rotate = {
@@ -149,7 +145,7 @@ export async function adminRoutes(
     response: { 201: NewSecret, ...errorResponses },
   };
   app.post('/admin/partners/:id/secrets', { schema: rotate }, async (req, reply) =>
-    reply.code(201).send(exactly(NewSecret, await partners.rotateSecret(svc, req.params.id))),
+    reply.code(201).send(exactly(NewSecret, await partners.rotateSecret(svc, by(req), req.params.id))),
   );
   const retire = {
     ...doc('Retire the old partner secrets', 'retireOldPartnerSecrets'),
@@ -157,7 +153,7 @@ export async function adminRoutes(
     response: { 200: RetiredSecrets, ...errorResponses },
   };
   app.delete('/admin/partners/:id/secrets/old', { schema: retire }, async (req) =>
-    exactly(RetiredSecrets, await partners.retireOldSecrets(svc, req.params.id)),
+    exactly(RetiredSecrets, await partners.retireOldSecrets(svc, by(req), req.params.id)),
   );
 
   const invite = onPartner(
@@ -169,7 +165,7 @@ export async function adminRoutes(
     { 201: PortalInvitation, ...errorResponses },
   );
   app.post('/admin/partners/:id/users', { schema: invite }, async (req, reply) =>
-    reply.code(201).send(exactly(PortalInvitation, await inviteUser(svc, req.params.id, req.body))),
+    reply.code(201).send(exactly(PortalInvitation, await inviteUser(svc, by(req), req.params.id, req.body))),
   );
   // A new set-password link for a portal user (decision 0086), shown only here.
   app.post(
@@ -190,7 +186,7 @@ export async function adminRoutes(
     async (req, reply) =>
       reply
         .code(201)
-        .send(exactly(PortalInvitation, await passwordLink(svc, req.params.id, req.params.userId))),
+        .send(exactly(PortalInvitation, await passwordLink(svc, by(req), req.params.id, req.params.userId))),
   );
 
   const credit = onPartner(
@@ -205,7 +201,7 @@ export async function adminRoutes(
   app.post('/admin/partners/:id/wallet/credits', { schema: credit }, async (req) =>
     exactly(
       Balance,
-      await creditPartnerWallet(svc, {
+      await creditPartnerWallet(svc, by(req), {
         partnerId: req.params.id,
         wallet: req.body.wallet,
         amountBani: creditAmountBani(req.body.amount),
@@ -287,13 +283,13 @@ export async function adminRoutes(
   const send = { params: Id, response: { 200: Delivery, ...errorResponses } };
   const resend = { ...doc('Re-send the order’s webhook event', 'resendOrderWebhook'), ...send };
   app.post('/admin/orders/:id/webhook', { schema: resend }, async (req) =>
-    exactly(Delivery, await resendOrderEvent(svc, req.params.id)),
+    exactly(Delivery, await resendOrderEvent(svc, by(req), req.params.id)),
   );
   const test = { ...doc('Send a test event to the partner’s webhook', 'sendWebhookTest'), ...send };
   app.post('/admin/partners/:id/webhook-test', { schema: test }, async (req) =>
-    exactly(Delivery, await sendTestEvent(svc, req.params.id)),
+    exactly(Delivery, await sendTestEvent(svc, by(req), req.params.id)),
   );
-  await adminWalletRoutes(app, svc);
+  await adminWalletRoutes(app, svc, by);
 
   if (svc.config.sandbox) {
     const clockView = async () => exactly(Clock, { now: isoLocal(await svc.clock.now()) });
@@ -321,12 +317,12 @@ export async function adminRoutes(
             ),
           );
         }
-        return exactly(Clock, await setSandboxClock(svc, ms));
+        return exactly(Clock, await setSandboxClock(svc, by(req), ms));
       },
     );
     const reset = { ...doc('Back to real time', 'resetSandboxClock'), response: clock };
-    app.delete('/admin/sandbox/clock', { schema: reset }, async () =>
-      exactly(Clock, await resetSandboxClock(svc)),
+    app.delete('/admin/sandbox/clock', { schema: reset }, async (req) =>
+      exactly(Clock, await resetSandboxClock(svc, by(req))),
     );
   }
 }

@@ -1,4 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { OperatorActor } from '../app/actor.ts';
 import { changeSettings, readSettings } from '../app/admin/settings.ts';
 import { refundOrder } from '../app/refund-order.ts';
 import type { Services } from '../app/services.ts';
@@ -9,9 +11,13 @@ import { errorResponses, exactly, Nullable, type App } from './typed.ts';
 
 /**
  * Operator calls around the wallet: the spending switch, refunds, statements. Registered from
- * adminRoutes, inside its scope, so the admin token guards them.
+ * adminRoutes, inside its scope, so the admin token guards them; `by` names a request's operator.
  */
-export async function adminWalletRoutes(app: App, svc: Services): Promise<void> {
+export async function adminWalletRoutes(
+  app: App,
+  svc: Services,
+  by: (req: FastifyRequest) => OperatorActor,
+): Promise<void> {
   const tags = ['operator'];
   const settings = { 200: Settings, ...errorResponses };
   // null only if the refund just committed could not be read back.
@@ -34,7 +40,7 @@ export async function adminWalletRoutes(app: App, svc: Services): Promise<void> 
         response: settings,
       },
     },
-    async (req) => exactly(Settings, await changeSettings(svc, req.body)),
+    async (req) => exactly(Settings, await changeSettings(svc, by(req), req.body)),
   );
 
   app.post(
@@ -52,7 +58,7 @@ export async function adminWalletRoutes(app: App, svc: Services): Promise<void> 
     async (req) =>
       exactly(
         RefundAnswer,
-        await refundOrder(svc, req.params.id, { reason: req.body.reason, actor: 'operator' }),
+        await refundOrder(svc, by(req), req.params.id, { reason: req.body.reason, actor: 'operator' }),
       ),
   );
 

@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
+import { partnerActor } from '../app/actor.ts';
 import { confirmCancellation, previewCancellation } from '../app/cancel-order.ts';
 import { confirmCorrection, PLATE_PATTERN, previewCorrection } from '../app/correct-order.ts';
 import type { Services } from '../app/services.ts';
+import type { IdempotentRoute } from './idempotency.ts';
 import { Order, partnerDoc as doc } from './schemas.ts';
 import { errorResponses as errors, type App } from './typed.ts';
 
@@ -74,33 +76,25 @@ export const afterSaleSchemas = {
  * without `quote_id`, a confirmation with it. Registered from partnerRoutes, inside its scope, so
  * signatures, idempotency keys and the rate limit apply as to every /v1 endpoint.
  */
-export async function afterSaleRoutes(app: App, svc: Services): Promise<void> {
+export async function afterSaleRoutes(app: App, svc: Services, idempotent: IdempotentRoute): Promise<void> {
+  const options = <K extends keyof typeof afterSaleSchemas>(summary: string, operation: K) => ({
+    schema: { ...doc(summary, operation), ...afterSaleSchemas[operation] },
+    ...idempotent,
+  });
   app.post(
     '/v1/cancel-order',
-    {
-      schema: {
-        ...doc('Cancel a completed order: preview the refund, then confirm it', 'cancelOrder'),
-        ...afterSaleSchemas.cancelOrder,
-      },
-      config: { idempotent: true },
-    },
-    async (req) =>
-      req.body.quote_id === undefined
-        ? previewCancellation(svc, req.partner, req.body.id)
-        : confirmCancellation(svc, req.partner, req.body.id, req.body.quote_id),
+    options('Cancel a completed order: preview the refund, then confirm it', 'cancelOrder'),
+    async ({ partner, body }) =>
+      body.quote_id === undefined
+        ? previewCancellation(svc, partner, body.id)
+        : confirmCancellation(svc, partnerActor(partner.id), partner, body.id, body.quote_id),
   );
   app.post(
     '/v1/correct-order',
-    {
-      schema: {
-        ...doc('Correct a completed order’s plate or start date: preview, then confirm', 'correctOrder'),
-        ...afterSaleSchemas.correctOrder,
-      },
-      config: { idempotent: true },
-    },
-    async (req) =>
-      req.body.quote_id === undefined
-        ? previewCorrection(svc, req.partner, req.body.id, req.body.changes)
-        : confirmCorrection(svc, req.partner, req.body.id, req.body.changes, req.body.quote_id),
+    options('Correct a completed order’s plate or start date: preview, then confirm', 'correctOrder'),
+    async ({ partner, body }) =>
+      body.quote_id === undefined
+        ? previewCorrection(svc, partner, body.id, body.changes)
+        : confirmCorrection(svc, partnerActor(partner.id), partner, body.id, body.changes, body.quote_id),
   );
 }

@@ -5,6 +5,7 @@ import type { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import type { Services } from '../app/services.ts';
 import { WEBHOOK_EVENT_TYPES } from '../domain/order-state.ts';
 import { reasonBody, sendError } from './errors.ts';
+import type { IdempotentRoute } from './idempotency.ts';
 import { partnerDoc as doc } from './schemas.ts';
 import { errorResponses as errors, type App } from './typed.ts';
 
@@ -66,7 +67,12 @@ const MINUTE = 60_000;
  * The partner's events: list-events and resend-event (decision 0091). Registered from
  * partnerRoutes, inside its scope: signed, rate-limited and idempotent as the order endpoints.
  */
-export async function eventRoutes(app: App, svc: Services, counter: SharedWindowCounter): Promise<void> {
+export async function eventRoutes(
+  app: App,
+  svc: Services,
+  counter: SharedWindowCounter,
+  idempotent: IdempotentRoute,
+): Promise<void> {
   app.post(
     '/v1/list-events',
     {
@@ -93,7 +99,7 @@ export async function eventRoutes(app: App, svc: Services, counter: SharedWindow
     '/v1/resend-event',
     {
       schema: { ...doc('Send an event to the webhook again', 'resendEvent'), ...eventSchemas.resendEvent },
-      config: { idempotent: true },
+      ...idempotent,
       preValidation: resendLimit,
     },
     async (req, reply) => reply.code(202).send(await resendEvent(svc, req.partner, req.body.id)),

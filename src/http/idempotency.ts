@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { beginIdempotent, finishIdempotent, requestHash } from '../app/idempotency.ts';
 import type { Services } from '../app/services.ts';
 import { reasonBody, sendError } from './errors.ts';
@@ -18,13 +18,13 @@ const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 const conflict = (message: string) => ({ statusCode: 409, error: 'Conflict', message });
 
 /**
- * The Idempotency-Key header on the routes whose config says `idempotent`. Runs after the signature
- * and the schema: a request refused by either stores nothing, as at Stripe. The answer is stored
- * before it is sent, so a retry that follows a lost answer finds it. Its two hooks belong to the
- * idempotent routes alone, added as each is declared (install this before them): get-offers and
- * get-order no longer run two async hooks that only returned.
+ * The Idempotency-Key header, as the options an idempotent route spreads into its own
+ * (`app.post(url, { schema, ...idempotent }, handler)`): the key claimed, or its first answer
+ * replayed, after the signature and the schema (a request refused by either stores nothing, as at
+ * Stripe); the answer stored before it is sent, so a retry that follows a lost answer finds it; and
+ * `config.idempotent`, which the API document reads to name the header.
  */
-export function installIdempotency(app: FastifyInstance, svc: Services): void {
+export function idempotentRoute(svc: Services) {
   const claimKey = async (req: FastifyRequest, reply: FastifyReply) => {
     const key = req.headers[HEADER];
     if (key === undefined) return;
@@ -104,9 +104,7 @@ export function installIdempotency(app: FastifyInstance, svc: Services): void {
     return payload;
   };
 
-  app.addHook('onRoute', (route) => {
-    if (!route.config?.idempotent) return;
-    route.preHandler = [route.preHandler ?? []].flat().concat(claimKey);
-    route.onSend = [route.onSend ?? []].flat().concat(storeAnswer);
-  });
+  return { config: { idempotent: true }, preHandler: claimKey, onSend: storeAnswer };
 }
+
+export type IdempotentRoute = ReturnType<typeof idempotentRoute>;

@@ -13,7 +13,6 @@ import {
   verify,
 } from '../signature.ts';
 import { reasonBody, sendError } from './errors.ts';
-import { parseBody } from './raw-body.ts';
 
 const AUTHENTICATED = Symbol('authenticated partner');
 /** Set for a timestamped request whose signature this process saw within its window: a replay. */
@@ -86,19 +85,19 @@ interface Claim {
  * request with neither signature header
  * is refused before the body is read (401). X-Polita-Signature, when present, is the header
  * checked (its `t` within 300 s of the real clock, else 401 saying so), X-Hmac-Signature otherwise;
- * the HMAC over the raw bytes is checked against the partner's valid secrets (403), a partner
- * switched to timestamped signatures refuses the contract's header alone (401), and only then is the
- * body parsed and validated.
+ * the HMAC over the raw bytes is checked against the partner's valid secrets (403), and a partner
+ * switched to timestamped signatures refuses the contract's header alone (401). Only then is the
+ * body parsed (src/http/partner-pipeline.ts names the steps in their order).
  *
  * Failed authentications are counted per client address (`request.ip`, behind TRUST_PROXY),
  * across instances; past `failuresPerMinute` a failing request gets 429 instead of its 401/403. A
  * correctly signed request is never refused by this limit (decision 0046).
  */
-export function installPartnerAuth(
+export function partnerAuthentication(
   app: FastifyInstance,
   partners: PartnerDirectory,
   limits: { counter: SharedWindowCounter; failuresPerMinute: number },
-): void {
+): PartnerAuthentication {
   // Set by the signature check before any handler runs; reading it earlier is a bug, said at once.
   // A slot on the request (every request has it, so its shape stays one), not a WeakMap entry.
   app.decorateRequest(AUTHENTICATED, null);
@@ -132,7 +131,7 @@ export function installPartnerAuth(
     return false;
   };
 
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+  const requireSignatureHeader = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     if (
       request.headers[SIGNATURE_HEADER] === undefined &&
       request.headers[TIMESTAMPED_HEADER] === undefined
@@ -141,7 +140,7 @@ export function installPartnerAuth(
       return;
     }
     done();
-  });
+  };
 
   /** The headers read: a claim to check, or the answer already sent (false). */
   const claimOf = (request: FastifyRequest, reply: FastifyReply): Claim | false => {
@@ -162,7 +161,7 @@ export function installPartnerAuth(
     return { ...parsed, prefix: undefined };
   };
 
-  /** The signature against the partner's secrets, then the body parsed: false when it answered. */
+  /** The signature against the partner's secrets: false when it answered. */
   const admit = (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -183,36 +182,42 @@ export function installPartnerAuth(
       const key = claim.signature.toString('base64url', 0, 16);
       if (recent.seen(key)) request[REPLAYED] = key;
     }
-    return parseBody(request, reply);
+    return true;
   };
 
   // A callback hook: with the partner cached (nearly every request) it takes no promise at all.
-  app.addHook(
-    'preValidation',
-    (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-      const claim = claimOf(request, reply);
-      if (!claim) return;
-      if (!PARTNER_ID.test(claim.partnerId)) {
-        refuse(request, reply, FORBIDDEN);
-        return;
-      }
-      const known = partners.cached(claim.partnerId);
-      if (known !== MISS) {
-        if (admit(request, reply, claim, known)) done();
-        return;
-      }
-      partners.get(claim.partnerId).then(
-        (partner) => {
-          let admitted: boolean;
-          try {
-            admitted = admit(request, reply, claim, partner);
-          } catch (err) {
-            return done(err as Error);
-          }
-          if (admitted) done();
-        },
-        (err: Error) => done(err),
-      );
-    },
-  );
+  const verifySignature = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    const claim = claimOf(request, reply);
+    if (!claim) return;
+    if (!PARTNER_ID.test(claim.partnerId)) {
+      refuse(request, reply, FORBIDDEN);
+      return;
+    }
+    const known = partners.cached(claim.partnerId);
+    if (known !== MISS) {
+      if (admit(request, reply, claim, known)) done();
+      return;
+    }
+    partners.get(claim.partnerId).then(
+      (partner) => {
+        let admitted: boolean;
+        try {
+          admitted = admit(request, reply, claim, partner);
+        } catch (err) {
+          return done(err as Error);
+        }
+        if (admitted) done();
+      },
+      (err: Error) => done(err),
+    );
+  };
+  return { requireSignatureHeader, verifySignature };
+}
+
+/** The two steps of signature authentication, as hooks for the partner API's pipeline. */
+export interface PartnerAuthentication {
+  /** onRequest: a request with neither signature header is refused before its body is read (401). */
+  requireSignatureHeader(request: FastifyRequest, reply: FastifyReply, done: () => void): void;
+  /** preValidation: the signature over the kept bytes names the partner (`request.partner`), or 401/403. */
+  verifySignature(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void;
 }

@@ -1,5 +1,5 @@
 import fastifyRateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, preValidationHookHandler } from 'fastify';
 import type { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import { REPLAYED } from './partner-auth.ts';
 
@@ -12,16 +12,16 @@ const MINUTE = 60_000;
  * X-RateLimit-Limit, -Remaining and -Reset headers, and the JSON error shape (the root error
  * handler's, from the error built here).
  *
- * Counted after the signature check: the plugin is not global (it would hook only the routes
- * declared after it loads, and this scope declares its routes before), and its handler joins the
- * scope's preValidation hooks once it has loaded, after the signature check's.
+ * The plugin is loaded but hooks nothing itself (`global: false`): the answer is its check, as a
+ * preValidation hook the partner API's pipeline places after the signature check, which names the
+ * partner it counts for.
  */
-export function installPartnerRateLimit(
+export async function partnerRateLimit(
   app: FastifyInstance,
   counter: SharedWindowCounter,
   defaultPerMinute: number,
-): void {
-  void app.register(fastifyRateLimit, {
+): Promise<preValidationHookHandler> {
+  await app.register(fastifyRateLimit, {
     global: false,
     timeWindow: MINUTE,
     // The plugin constructs its store; this one hands it the counter the signature check shares.
@@ -52,5 +52,5 @@ export function installPartnerRateLimit(
         { statusCode: 429 },
       ),
   });
-  app.after(() => app.addHook('preValidation', app.rateLimit()));
+  return app.rateLimit();
 }

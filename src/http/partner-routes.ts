@@ -4,9 +4,8 @@ import { getOrder } from '../app/get-order.ts';
 import { quote } from '../app/quote.ts';
 import type { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import type { Services } from '../app/services.ts';
-import { installIdempotency } from './idempotency.ts';
-import { installPartnerAuth } from './partner-auth.ts';
-import { installPartnerRateLimit } from './partner-rate-limit.ts';
+import { idempotentRoute } from './idempotency.ts';
+import { installPartnerPipeline } from './partner-pipeline.ts';
 import { eventRoutes } from './event-routes.ts';
 import { compileJsonWriter } from './json-writer.ts';
 import { partnerDoc as doc, quoteResponseOf, routes, sharedSchemas } from './schemas.ts';
@@ -15,12 +14,13 @@ import { walletRoutes } from './wallet-routes.ts';
 import { afterSaleRoutes } from './after-sale-routes.ts';
 import { refuseWebhookFields } from './webhook-fields.ts';
 
-/** The partner API: POST + JSON everywhere, signed. Routes stay thin: parse, call the use case, answer. */
+/**
+ * The partner API: POST + JSON everywhere, signed, through the steps src/http/partner-pipeline.ts
+ * names in order. Routes stay thin: call the use case, answer.
+ */
 export async function partnerRoutes(app: App, svc: Services, counter: SharedWindowCounter): Promise<void> {
-  installPartnerAuth(app, svc.partners, { counter, failuresPerMinute: svc.config.authFailuresPerMinute });
-  installIdempotency(app, svc);
-  // Per partner, after authentication (hooks of a scope run in the order they were added).
-  installPartnerRateLimit(app, counter, svc.config.rateLimitPerMinute);
+  await installPartnerPipeline(app, svc, counter);
+  const idempotent = idempotentRoute(svc);
   // A medical quote is mostly frozen catalogue text, which this writer encodes once (decision
   // 0041); Fastify writes every other answer from the route's response schema.
   const writeMedicalQuote = compileJsonWriter(quoteResponseOf('medical'), sharedSchemas);
@@ -41,7 +41,7 @@ export async function partnerRoutes(app: App, svc: Services, counter: SharedWind
     '/v1/create-order',
     {
       schema: { ...doc('Create a draft order', 'createOrder'), ...routes.createOrder },
-      config: { idempotent: true },
+      ...idempotent,
     },
     async (req) => createOrder(svc, req.partner, req.body),
   );
@@ -49,7 +49,7 @@ export async function partnerRoutes(app: App, svc: Services, counter: SharedWind
     '/v1/confirm-order',
     {
       schema: { ...doc('Record the customer payment of a draft', 'confirmOrder'), ...routes.confirmOrder },
-      config: { idempotent: true },
+      ...idempotent,
     },
     async (req) => confirmOrder(svc, req.partner, req.body.id, req.body.payment),
   );
@@ -61,7 +61,7 @@ export async function partnerRoutes(app: App, svc: Services, counter: SharedWind
     },
     async (req) => getOrder(svc, req.partner, req.body.id),
   );
-  await walletRoutes(app, svc);
-  await afterSaleRoutes(app, svc);
-  await eventRoutes(app, svc, counter);
+  await walletRoutes(app, svc, idempotent);
+  await afterSaleRoutes(app, svc, idempotent);
+  await eventRoutes(app, svc, counter, idempotent);
 }

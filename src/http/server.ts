@@ -26,7 +26,8 @@ import { requestLogger } from './request-log.ts';
 import { schemaErrorMessage } from './schema-errors.ts';
 import { opsRoutes } from './ops-routes.ts';
 import { partnerRoutes } from './partner-routes.ts';
-import { installRawBodyParser } from './raw-body.ts';
+import { installJsonBodies } from './raw-body.ts';
+import { installRepliesAtEndOfTurn } from './replies-at-end-of-turn.ts';
 import { SharedWindowCounter } from '../app/rate-limit-store.ts';
 import { capConnectionsPerAddress, proxyMatcher } from './client-address.ts';
 import { shedNearLimit } from './connection-shedding.ts';
@@ -120,7 +121,8 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     });
   }
   installErrorHandler(app, svc.health);
-  installRawBodyParser(app);
+  installJsonBodies(app);
+  installRepliesAtEndOfTurn(app);
   for (const s of sharedSchemas) app.addSchema(s);
 
   await registerApiDocs(app, svc);

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { getBalance } from '../app/get-balance.ts';
-import { payFromWallet } from '../app/pay-from-wallet.ts';
+import { payOrderFromWallet } from '../app/pay-order-from-wallet.ts';
 import type { Services } from '../app/services.ts';
+import type { IdempotentRoute } from './idempotency.ts';
 import { Order, partnerDoc as doc } from './schemas.ts';
 import { errorResponses as errors, type App } from './typed.ts';
 import { refuseWebhookFields } from './webhook-fields.ts';
@@ -32,7 +33,7 @@ export const walletSchemas = {
  * The partner's wallet endpoints. Registered from partnerRoutes, inside its scope, so the
  * signature check runs before these handlers exactly as for the order endpoints.
  */
-export async function walletRoutes(app: App, svc: Services): Promise<void> {
+export async function walletRoutes(app: App, svc: Services, idempotent: IdempotentRoute): Promise<void> {
   app.post(
     '/v1/get-balance',
     {
@@ -48,9 +49,9 @@ export async function walletRoutes(app: App, svc: Services): Promise<void> {
         ...doc('Pay a draft order from the prepaid wallet', 'payOrderFromBalance'),
         ...walletSchemas.payOrderFromBalance,
       },
-      config: { idempotent: true },
+      ...idempotent,
       preValidation: refuseWebhookFields,
     },
-    async (req) => payFromWallet(svc, req.partner, req.body.id),
+    async (req) => payOrderFromWallet(svc, req.partner, req.body.id),
   );
 }

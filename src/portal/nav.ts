@@ -1,9 +1,10 @@
-import { mayOpen, type PortalArea } from '../app/portal/roles.ts';
+import type { PortalArea } from '../app/portal/roles.ts';
+import { mayOpen } from './areas.ts';
 import type { PortalRole } from '../db/schema.ts';
 
 /**
  * The portal's navigation, in order; each link is shown to the roles that open its area
- * (src/app/portal/roles.ts). A page is one line here.
+ * (./areas.ts). A page is one line here.
  */
 export const NAV: readonly { area: PortalArea; label: string; href: string }[] = [
   { area: 'sell', label: 'Sell', href: '/portal/sell' },

@@ -9,6 +9,7 @@ import {
 import { downloadPolicy } from '../app/portal/download-policy.ts';
 import { findOrders } from '../app/portal/find-orders.ts';
 import { readOrder } from '../app/portal/read-order.ts';
+import { orderRights, requireChangeSale, requireResend } from './areas.ts';
 import { resendWebhook } from '../app/portal/resend-webhook.ts';
 import type { Services } from '../app/services.ts';
 import { ORDER_STATUSES } from '../domain/order-state.ts';
@@ -64,7 +65,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
   });
 
   const showOrder = showById(render, 'order', async (req, id) => {
-    const order = await readOrder(svc, userOf(req), id);
+    const order = await readOrder(svc, userOf(req), id, orderRights(userOf(req)));
     return { title: tOf(req)('order.title', { id: order.id }), current: 'orders', order };
   });
 
@@ -128,6 +129,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
       const quote = given(req.body.quote_id);
       return unlessRefused(
         async () => {
+          requireChangeSale(userOf(req));
           if (quote) {
             await portalConfirmCancel(svc, userOf(req), id, quote);
             return done(reply, id, 'cancelled');
@@ -161,6 +163,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
       const changes = { ...(plate ? { plate_number: plate } : {}), ...(start ? { start_date: start } : {}) };
       return unlessRefused(
         async () => {
+          requireChangeSale(userOf(req));
           if (!plate && !start) {
             return showOrder(
               req,
@@ -192,6 +195,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
       const back = RETURN.get(req.body.return ?? '');
       return unlessRefused(
         async () => {
+          requireResend(userOf(req));
           const result = await resendWebhook(svc, userOf(req), id);
           const done = result.delivered ? 'resend-delivered' : 'resend-failed';
           if (back) return reply.redirect(back.replace('#', `?done=${done}#`), 303);

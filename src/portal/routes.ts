@@ -36,13 +36,14 @@ import { pageHelmet } from '../http/page-headers.ts';
 import type { App } from '../http/typed.ts';
 import { chooseLanguage } from '../app/portal/choose-language.ts';
 import { DEFAULT_LANGUAGE, formatsFor, LANGUAGES, languageOf, translator } from './i18n.ts';
+import { areaRefusal } from './areas.ts';
 import { homeFor, navFor } from './nav.ts';
 import { say, stored } from './reasons.ts';
 import { orderPages } from './orders.ts';
 import { developerPages } from './developers.ts';
 import { sellPages } from './sell/index.ts';
 import { teamPages } from './team.ts';
-import { walletPages } from './wallet.ts';
+import { walletPages, walletRefused } from './wallet.ts';
 import { notice, unlessRefused } from './web.ts';
 
 /**
@@ -173,6 +174,18 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
         };
         if (!req.portalSession) return guard(); // sign-in and invitations: no session yet
         p.csrfProtection(req, reply, guard);
+      });
+
+      // Each page's area (the first part of its route), checked once a request, after the form's own
+      // checks as the pages did; Wallet refuses on its own page, without its form.
+      const ownRefusal = new Map([['/portal/wallet', walletRefused(render)]]);
+      p.addHook('preHandler', async (req, reply) => {
+        const route = req.routeOptions.url;
+        const session = req.portalSession;
+        const message = session && route !== undefined ? areaRefusal(session.user, route) : undefined;
+        if (message === undefined) return;
+        const own = ownRefusal.get(route!);
+        return own ? own(req, reply, { status: 403, message }) : refuse(req, reply, 403, message);
       });
 
       async function refuse(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { exportStatement } from '../app/portal/export-statement.ts';
 import { readWallet } from '../app/portal/read-wallet.ts';
 import type { Services } from '../app/services.ts';
@@ -9,8 +10,36 @@ import { fromHtmx, given, queryOf, tOf, unlessRefused, userOf, type Render } fro
 const Text = (max = 200) => Type.Optional(Type.String({ maxLength: max }));
 const PAGE = 25;
 
+/**
+ * The wallet page with a refusal instead of the balances: a role without the wallet (the portal's
+ * area check, src/portal/areas.ts) sees why, and no form it may not use.
+ */
+export const walletRefused =
+  (render: Render) =>
+  (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    r: { message: string; status: number },
+    period = { from: '', to: '' },
+  ) =>
+    render(
+      req,
+      reply,
+      'wallet',
+      {
+        title: tOf(req)('wallet.title'),
+        current: 'wallet',
+        period,
+        wallet: null,
+        error: say(tOf(req), r.message),
+        forbidden: r.status === 403,
+      },
+      r.status,
+    );
+
 /** Wallet: the balances, the ledger of a period with paging, and the period's statement as CSV. */
 export async function walletPages(app: App, svc: Services, render: Render): Promise<void> {
+  const refused = walletRefused(render);
   app.get(
     '/wallet',
     { schema: { querystring: Type.Object({ from: Text(10), to: Text(10), cursor: Text(20) }) } },
@@ -39,21 +68,7 @@ export async function walletPages(app: App, svc: Services, render: Render): Prom
               : null,
           });
         },
-        (r) =>
-          render(
-            req,
-            reply,
-            'wallet',
-            {
-              ...base,
-              period: { from: asked.from ?? '', to: asked.to ?? '' },
-              wallet: null,
-              error: say(tOf(req), r.message),
-              // A role without the wallet sees why, and no form it may not use.
-              forbidden: r.status === 403,
-            },
-            r.status,
-          ),
+        (r) => refused(req, reply, r, { from: asked.from ?? '', to: asked.to ?? '' }),
       );
     },
   );

@@ -48,22 +48,26 @@ function annualTax(cat: RoadTaxCatalogue, v: RegisteredVehicle): number {
   return minorOf(flat);
 }
 
-/** The one pricing function of quote and create-order: tax + service fee + partner margin. */
-function roadTaxPrice(ctx: ProductContext, cat: RoadTaxCatalogue, v: RegisteredVehicle) {
+/**
+ * The one pricing function of quote and create-order: the owner's vehicle, the tax + service fee +
+ * partner margin, and the period from today that it covers.
+ */
+async function roadTaxFor(
+  ctx: ProductContext,
+  cat: RoadTaxCatalogue,
+  req: { vehicle: string; idnx: string },
+) {
+  const v = await insuredVehicle(ctx, req.vehicle, req.idnx);
+  if (v.owner.idnx !== req.idnx) throw productRule('idnx is not the registered owner of the vehicle');
   const tax = annualTax(cat, v);
-  return { tax, price: finalPrice(ctx, tax + minorOf(cat.fee_mdl)) };
+  return {
+    v,
+    tax,
+    price: finalPrice(ctx, tax + minorOf(cat.fee_mdl)),
+    start: ctx.today,
+    end: endDateForMonths(ctx.today, cat.period_months),
+  };
 }
-
-async function ownedVehicle(ctx: ProductContext, certificate: string, idnx: string) {
-  const v = await insuredVehicle(ctx, certificate, idnx);
-  if (v.owner.idnx !== idnx) throw productRule('idnx is not the registered owner of the vehicle');
-  return v;
-}
-
-const period = (ctx: ProductContext, cat: RoadTaxCatalogue) => ({
-  start: ctx.today,
-  end: endDateForMonths(ctx.today, cat.period_months),
-});
 
 const offerFields = { car_model: Type.String(), plate_number: Type.String() };
 const issuedFields = {
@@ -85,9 +89,7 @@ export const roadTax = defineProduct<RoadTaxDetails>()('road-tax', CatalogueSche
   schemas: { quote: quoteSchema, order: orderSchema, offer: offerFields, issued: issuedFields },
 
   async quote(ctx, cat, req) {
-    const v = await ownedVehicle(ctx, req.vehicle, req.idnx);
-    const p = roadTaxPrice(ctx, cat, v);
-    const { start, end } = period(ctx, cat);
+    const { v, price, start, end } = await roadTaxFor(ctx, cat, req);
     return {
       offers: [
         {
@@ -95,7 +97,7 @@ export const roadTax = defineProduct<RoadTaxDetails>()('road-tax', CatalogueSche
           name: `Taxa de drum ${formatDmy(start)} – ${formatDmy(end)}, ${carModel(v)} ${v.plate}`,
           car_model: carModel(v),
           plate_number: v.plate,
-          price: baniToMdl(p.price),
+          price: baniToMdl(price),
           currency: 'MDL',
           min_start_date: start,
           max_interval: cat.max_interval,
@@ -105,15 +107,13 @@ export const roadTax = defineProduct<RoadTaxDetails>()('road-tax', CatalogueSche
   },
 
   async price(ctx, cat, item) {
-    const v = await ownedVehicle(ctx, item.vehicle, item.idnx);
-    const p = roadTaxPrice(ctx, cat, v);
-    const { start, end } = period(ctx, cat);
+    const { v, tax, price, start, end } = await roadTaxFor(ctx, cat, item);
     return {
-      price: p.price,
+      price,
       description: `Taxa de drum, ${carModel(v)} ${v.plate}`,
       startDate: start,
       endDate: end,
-      details: { request: item, vehicle: v, tax: p.tax },
+      details: { request: item, vehicle: v, tax },
     };
   },
 

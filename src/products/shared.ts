@@ -3,7 +3,7 @@ import { checkAll, productRule, vehicleNotFound } from '../domain/errors.ts';
 import { idnxProblem } from '../domain/idnx.ts';
 import { addDays, isValidDate } from '../domain/time.ts';
 import type { IssueReceipt, RegisteredVehicle } from '../providers/types.ts';
-import type { Cover, ProductContext, StoredItem } from './types.ts';
+import type { Correction, Cover, ProductContext, StoredItem } from './types.ts';
 
 /** Request-schema pieces shared by products ("schema" = types, formats, enumerations, always-required). */
 export const S = {
@@ -60,6 +60,36 @@ export function requireStartDate(
   if (!isValidDate(start) || start < minStart || start > last) {
     throw productRule(`${field} must be between ${minStart} and ${last}`);
   }
+}
+
+/** A vignette's create-order request, as far as a correction reaches into it. */
+interface VignetteRequest {
+  start_date: string;
+  foreign_vehicle?: { plate_number: string };
+}
+
+/**
+ * A vignette's correction (decision 0088): the request with the new start date and plate. Only a
+ * plate the partner typed (a foreign vehicle's) is corrected; an MD vehicle's comes from the registry.
+ */
+export function correctVignette<R extends VignetteRequest>(
+  request: R,
+  changes: Correction,
+): { request: R } | { refused: string } {
+  if (changes.plate_number !== undefined && !request.foreign_vehicle) {
+    return {
+      refused: 'The plate comes from the vehicle registry: only a plate the partner typed can be corrected',
+    };
+  }
+  return {
+    request: {
+      ...request,
+      ...(changes.start_date !== undefined ? { start_date: changes.start_date } : {}),
+      ...(changes.plate_number !== undefined && request.foreign_vehicle
+        ? { foreign_vehicle: { ...request.foreign_vehicle, plate_number: changes.plate_number } }
+        : {}),
+    },
+  };
 }
 
 /** The catalogue fields of a product sold for a start date in a window: from today + offset, for max_interval days. */

@@ -109,7 +109,7 @@ export interface ProductModule<
    * A rule that can refuse payment of an already priced item (the RO tariff switch): when the
    * order was created outside the window this answers for now, paying it is refused with the
    * window's reason. A window, not a test of the item, so the wallet payment can ask it of the
-   * order in SQL, in the statement that pays (src/db/repos/wallets.ts).
+   * order in SQL, in the statement that pays (src/db/repos/wallet-payments.ts).
    */
   payableWindow?(ctx: ProductContext, cat: Cat): PayableWindow;
   /**

@@ -15,7 +15,7 @@ import {
   priceProperties,
   type Reference,
 } from './fields.ts';
-import { requireStartDate, requireVehicle, S } from './shared.ts';
+import { correctVignette, requireStartDate, requireVehicle, S } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**
@@ -339,20 +339,7 @@ export const vignetteEu = defineProduct<EuDetails>()('vignette:eu', CatalogueSch
 
   correct({ details: { request } }, changes) {
     if (!request) return { refused: 'This order was sold before corrections were possible' };
-    if (changes.plate_number !== undefined && !request.foreign_vehicle) {
-      return {
-        refused: 'The plate comes from the vehicle registry: only a plate the partner typed can be corrected',
-      };
-    }
-    return {
-      request: {
-        ...request,
-        ...(changes.start_date !== undefined ? { start_date: changes.start_date } : {}),
-        ...(changes.plate_number !== undefined && request.foreign_vehicle
-          ? { foreign_vehicle: { ...request.foreign_vehicle, plate_number: changes.plate_number } }
-          : {}),
-      },
-    };
+    return correctVignette(request, changes);
   },
 
   cover: ({ details: { vehicle: v } }) => ({

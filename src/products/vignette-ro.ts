@@ -24,7 +24,7 @@ import { EU_CATEGORIES, normalisePlate } from '../domain/vehicle.ts';
 import { OneOfLiterals } from './enums.ts';
 import { Amount, finalPrice, minorOf, rateOf, rateText, toBani } from './pricing.ts';
 import { issued, priceLines } from './fields.ts';
-import { carModel, requireStartDate, requireVehicle, S } from './shared.ts';
+import { carModel, correctVignette, requireStartDate, requireVehicle, S } from './shared.ts';
 import { defineProduct, type ProductContext } from './types.ts';
 
 /**
@@ -333,20 +333,7 @@ export const vignetteRo = defineProduct<Details>()('vignette:ro', CatalogueSchem
   },
 
   correct({ details: { request } }, changes) {
-    if (changes.plate_number !== undefined && !request.foreign_vehicle) {
-      return {
-        refused: 'The plate comes from the vehicle registry: only a plate the partner typed can be corrected',
-      };
-    }
-    return {
-      request: {
-        ...request,
-        ...(changes.start_date !== undefined ? { start_date: changes.start_date } : {}),
-        ...(changes.plate_number !== undefined && request.foreign_vehicle
-          ? { foreign_vehicle: { ...request.foreign_vehicle, plate_number: changes.plate_number } }
-          : {}),
-      },
-    };
+    return correctVignette(request, changes);
   },
 
   cover: ({ details: { vehicle: v } }) => ({

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import {
   encryptedSecretRows,
   lockAllSecretRows,
@@ -6,7 +6,7 @@ import {
   openSecretRow,
   sealSecretRow,
 } from '../db/repos/partners.ts';
-import type { DB } from '../db/schema.ts';
+import type { DB, Db } from '../db/schema.ts';
 import { parseSealed, partnerSecretContext, SecretKeyError, type SecretBox } from './secret-box.ts';
 
 /**
@@ -28,7 +28,7 @@ export async function lockSecrets(trx: Transaction<DB>): Promise<void> {
  * than every partner getting 403). Idempotent: a second run, or a second instance, converts nothing.
  */
 export async function secureStoredSecrets(
-  db: Kysely<DB>,
+  db: Db,
   box: SecretBox,
   keySource: string,
 ): Promise<{ converted: number }> {
@@ -77,7 +77,7 @@ export async function secureStoredSecrets(
  * run, changing nothing.
  */
 export async function reencryptSecrets(
-  db: Kysely<DB>,
+  db: Db,
   box: SecretBox,
 ): Promise<{ reencrypted: number; rows: number; key_id: string }> {
   return db.transaction().execute(async (trx) => {

@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR } from '../../src/app/actor.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -230,14 +231,14 @@ describe('delivering a webhook', () => {
       webhook_url: `http://hooks.test:${receiverPort}/hook`,
     });
     const before = hits.length;
-    expect(await resendOrderEvent(production, orderId)).toMatchObject({
+    expect(await resendOrderEvent(production, SYSTEM_ACTOR, orderId)).toMatchObject({
       httpStatus: null,
       error: 'webhook host hooks.test resolves to 127.0.0.1, which is not a public address',
     });
     await h.admin('PATCH', `/admin/partners/${p.id}`, {
       webhook_url: `http://127.0.0.1:${receiverPort}/hook`,
     });
-    expect(await resendOrderEvent(production, orderId)).toMatchObject({
+    expect(await resendOrderEvent(production, SYSTEM_ACTOR, orderId)).toMatchObject({
       httpStatus: null,
       error: 'webhook host 127.0.0.1 is not a public address',
     });

@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR } from '../../src/app/actor.ts';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createOperator } from '../../src/app/admin/operators.ts';
@@ -203,7 +204,7 @@ it('refuses a POST without the session’s CSRF token (403), changing nothing', 
 
 it('lets a support operator read, but refuses it a refund with the reason (403)', async () => {
   const id = await completedOrder();
-  const op = await createOperator(h.service.svc, { name: 'Sam Support', role: 'support' });
+  const op = await createOperator(h.service.svc, SYSTEM_ACTOR, { name: 'Sam Support', role: 'support' });
   const { page, errors } = await watchedPage(browser);
   await signIn(page, op.token);
   expect(await page.locator('header .who').textContent()).toContain('Sam Support');

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -93,6 +93,19 @@ describe('npm run admin', () => {
         .where('id', '=', id)
         .executeTakeFirst();
       expect(after?.name).toBe('CLI Agent 2');
+      // Each change is in the audit log as the command line's, by the shell's user (decision 0099).
+      const audited = await database.db
+        .selectFrom('audit_log')
+        .select(['actor', 'role', 'via', 'action'])
+        .where('target', '=', id)
+        .orderBy('id')
+        .execute();
+      const actor = { actor: `cli:${userInfo().username}`, role: 'admin', via: 'cli' };
+      expect(audited).toEqual([
+        { ...actor, action: 'partner.create' },
+        { ...actor, action: 'partner.change' },
+        { ...actor, action: 'partner.change' },
+      ]);
       // The command left the server to its owner.
       expect((await database.db.selectFrom('partners').select('id').execute()).length).toBeGreaterThan(0);
     } finally {

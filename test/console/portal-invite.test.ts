@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR } from '../../src/app/actor.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator } from '../../src/app/admin/operators.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
@@ -86,7 +87,7 @@ describe('the console’s portal invitation', () => {
   });
 
   it('refuses the support role', async () => {
-    const { token } = await createOperator(h.service.svc, { name: 'Sandu', role: 'support' });
+    const { token } = await createOperator(h.service.svc, SYSTEM_ACTOR, { name: 'Sandu', role: 'support' });
     const support = await partnerPage(await signIn(token), h.demo.id);
     const res = await invite(support, h.demo.id, { email: 'someone@agent.example', role: 'cashier' });
     expect(res.statusCode).toBe(403);
@@ -140,7 +141,7 @@ describe('the console’s set-password link (a forgotten password)', () => {
     expect(res.statusCode).toBe(404);
     expect(res.body).toContain('User not found, or disabled');
     expect(res.body).toContain('value="nobody@agent.example"');
-    const { token } = await createOperator(h.service.svc, { name: 'Ion', role: 'support' });
+    const { token } = await createOperator(h.service.svc, SYSTEM_ACTOR, { name: 'Ion', role: 'support' });
     const support = await partnerPage(await signIn(token), h.demo.id);
     const refused = await reset(support, h.demo.id, 'nobody@agent.example');
     expect(refused.statusCode).toBe(403);

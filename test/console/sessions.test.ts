@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR } from '../../src/app/actor.ts';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator, disableOperator, rotateOperatorToken } from '../../src/app/admin/operators.ts';
@@ -129,20 +130,20 @@ describe('a session', () => {
   });
 
   it('ends when its operator is disabled', async () => {
-    const op = await createOperator(h.service.svc, { name: 'Dana', role: 'admin' });
+    const op = await createOperator(h.service.svc, SYSTEM_ACTOR, { name: 'Dana', role: 'admin' });
     const { header } = await signIn(op.token);
     const page = await get('/console', header);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('Dana');
-    await disableOperator(h.service.svc, op.id);
+    await disableOperator(h.service.svc, SYSTEM_ACTOR, op.id);
     expect((await get('/console', header)).statusCode).toBe(303);
   });
 
   it("ends when its operator's token is rotated; the new token opens the API and the console", async () => {
-    const op = await createOperator(h.service.svc, { name: 'Radu', role: 'support' });
+    const op = await createOperator(h.service.svc, SYSTEM_ACTOR, { name: 'Radu', role: 'support' });
     const { header } = await signIn(op.token);
     expect((await get('/console', header)).statusCode).toBe(200);
-    const rotated = await rotateOperatorToken(h.service.svc, op.id);
+    const rotated = await rotateOperatorToken(h.service.svc, SYSTEM_ACTOR, op.id);
     expect(rotated).toMatchObject({ id: op.id, name: 'Radu', role: 'support' });
     expect(rotated.token).not.toBe(op.token);
     expect((await get('/console', header)).statusCode).toBe(303);
@@ -163,8 +164,10 @@ describe('a session', () => {
     expect(log.body.entries.map((e) => e.action)).toContain('operator.rotate_token');
     expect(JSON.stringify(log.body)).not.toContain(rotated.token);
     // A disabled operator gets no new token.
-    await disableOperator(h.service.svc, op.id);
-    await expect(rotateOperatorToken(h.service.svc, op.id)).rejects.toThrow('Operator not found or disabled');
+    await disableOperator(h.service.svc, SYSTEM_ACTOR, op.id);
+    await expect(rotateOperatorToken(h.service.svc, SYSTEM_ACTOR, op.id)).rejects.toThrow(
+      'Operator not found or disabled',
+    );
   });
 
   it('refuses a POST without its CSRF token or from another origin (403), and accepts the header htmx sends', async () => {
@@ -205,7 +208,7 @@ describe('the CSRF token', () => {
     const token = await csrfOf(first.header);
     // The same browser (the same CSRF cookie), a second session.
     const csrfCookie = cookieOf(first.header, 'polita_csrf');
-    const op = await createOperator(h.service.svc, { name: 'Ilie', role: 'admin' });
+    const op = await createOperator(h.service.svc, SYSTEM_ACTOR, { name: 'Ilie', role: 'admin' });
     const second = await signIn(op.token, {}, csrfCookie);
     refusedForCsrf(await saveSettings(second.header, { _csrf: token }));
     // Nor does a token outlive its session's sign-out.

@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR } from '../../src/app/actor.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator, disableOperator } from '../../src/app/admin/operators.ts';
 import { rcaItem, startHarness, type Harness } from '../support/harness.ts';
@@ -94,7 +95,10 @@ describe('the audit log', () => {
 
 describe('operator roles', () => {
   it('a support token reads and re-sends webhooks, and is refused everything else', async () => {
-    const support = await createOperator(h.service.svc, { name: 'Ana (support)', role: 'support' });
+    const support = await createOperator(h.service.svc, SYSTEM_ACTOR, {
+      name: 'Ana (support)',
+      role: 'support',
+    });
     expect(support).toMatchObject({ id: expect.stringMatching(/^op_/), role: 'support', disabled_at: null });
     expect(support.token).toMatch(/^pol_/);
     const p = await h.newPartner({ name: 'Supported SRL' });
@@ -129,7 +133,7 @@ describe('operator roles', () => {
   });
 
   it("an admin operator's actions are its own in the log; a disabled token opens nothing", async () => {
-    const admin = await createOperator(h.service.svc, { name: 'Ion (admin)', role: 'admin' });
+    const admin = await createOperator(h.service.svc, SYSTEM_ACTOR, { name: 'Ion (admin)', role: 'admin' });
     const p = await h.newPartner({ name: 'Operated SRL' });
     expect((await as(admin.token, 'PATCH', `/admin/partners/${p.id}`, { disabled: true })).status).toBe(200);
     expect((await audit(`?actor=${admin.id}`)).entries[0]).toMatchObject({
@@ -139,7 +143,7 @@ describe('operator roles', () => {
       action: 'partner.change',
       after: { disabled: true },
     });
-    await disableOperator(h.service.svc, admin.id);
+    await disableOperator(h.service.svc, SYSTEM_ACTOR, admin.id);
     const metrics = await h.service.app.inject({
       method: 'GET',
       url: '/metrics',
@@ -148,7 +152,9 @@ describe('operator roles', () => {
     expect(metrics.statusCode).toBe(403);
     expect((await as(admin.token, 'GET', '/admin/partners')).status).toBe(403);
     expect((await as('pol_not-a-token', 'GET', '/admin/partners')).status).toBe(403);
-    await expect(createOperator(h.service.svc, { name: 'x', role: 'root' })).rejects.toThrow(/role must be/);
+    await expect(createOperator(h.service.svc, SYSTEM_ACTOR, { name: 'x', role: 'root' })).rejects.toThrow(
+      /role must be/,
+    );
   });
 });
 

@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR } from '../../src/app/actor.ts';
 import { execFile } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
@@ -123,7 +124,10 @@ describe('POST /admin/partners/:id/users', () => {
 
   it('is refused to a support operator (403)', async () => {
     const p = await h.newPartner();
-    const { token } = await createOperator(h.service.svc, { name: 'Sam Support', role: 'support' });
+    const { token } = await createOperator(h.service.svc, SYSTEM_ACTOR, {
+      name: 'Sam Support',
+      role: 'support',
+    });
     const res = await h.service.app.inject({
       method: 'POST',
       url: `/admin/partners/${p.id}/users`,

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payFromWallet } from '../../src/app/pay-from-wallet.ts';
+import { payOrderFromWallet } from '../../src/app/pay-order-from-wallet.ts';
 import { payableWindows } from '../../src/app/payability.ts';
 import { reconcile } from '../../src/app/reconcile.ts';
 import { DomainError } from '../../src/domain/errors.ts';
@@ -182,9 +182,9 @@ async function oneAtATime(w: World, c: Case): Promise<Answer[]> {
  */
 async function together(w: World, c: Case): Promise<Answer[]> {
   const svc = h.service.svc;
-  const first = payFromWallet(svc, w.partner, `NOPE${w.self.id.slice(0, 8)}`).catch(() => undefined);
+  const first = payOrderFromWallet(svc, w.partner, `NOPE${w.self.id.slice(0, 8)}`).catch(() => undefined);
   const answers = c.arrivals.map((k) =>
-    payFromWallet(svc, w.partner, idOf(w, k)).then(
+    payOrderFromWallet(svc, w.partner, idOf(w, k)).then(
       (view): Answer => ({ status: 200, body: JSON.parse(JSON.stringify(view)) }),
       (err: unknown): Answer => {
         const status = err instanceof DomainError ? WIRE[err.code] : undefined;

@@ -3,14 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchQueuedIssuance } from '../../src/app/issuance-queue.ts';
 import { SPENDING_KEY } from '../../src/app/admin/settings.ts';
 import { findOrder } from '../../src/db/repos/orders.ts';
-import { bookWalletPayments } from '../../src/app/pay-from-wallet.ts';
+import { payTogether } from '../../src/app/wallet-payment-batches.ts';
 import { reconcile } from '../../src/app/reconcile.ts';
 import {
-  payOrderFromWallet,
-  payOrdersFromWallet,
-  type WalletPaymentJob,
-  type WalletPaymentRules,
-} from '../../src/db/repos/wallets.ts';
+  payDraftFromWallet,
+  payDraftsFromWalletInTurn,
+  type DraftToPay,
+  type WalletPaymentTerms,
+} from '../../src/db/repos/wallet-payments.ts';
 import { startHarness, type Creds, type Harness } from '../support/harness.ts';
 import { credit, rcaDraft, rcaOffers, type RcaOffer } from './support.ts';
 
@@ -47,27 +47,22 @@ async function footprint(orderId: string, partnerId: string) {
   return rows[0]!;
 }
 
-const RULES: WalletPaymentRules = {
+const termsOf = (partnerId: string, rules: Partial<WalletPaymentTerms> = {}): WalletPaymentTerms => ({
+  partnerId,
   spendingKey: SPENDING_KEY,
   eligible: ['rca'],
   windows: new Map(),
-};
+  reason: 'wallet payment',
+  actor: `partner:${partnerId}`,
+  ...rules,
+});
 
 const payNow = (
   partnerId: string,
   orderId: string,
   at = new Date(),
-  rules: Partial<WalletPaymentRules> = {},
-) =>
-  payOrderFromWallet(h.service.svc.db, {
-    partnerId,
-    orderId,
-    rules: { ...RULES, ...rules },
-    payment: { transaction_id: `wallet:${orderId}`, paid_at: at.getTime(), currency: 'MDL' },
-    reason: 'wallet payment',
-    actor: `partner:${partnerId}`,
-    at,
-  });
+  rules: Partial<WalletPaymentTerms> = {},
+) => payDraftFromWallet(h.service.svc.db, termsOf(partnerId, rules), draft(orderId, at));
 
 const bani = (mdl: number) => Math.round(mdl * 100);
 
@@ -116,7 +111,7 @@ describe('the wallet payment statement', () => {
     const d = await rcaDraft(h, offer, p);
     const before = await footprint(d.id, p.id);
     const created = (await findOrder(h.service.svc.db, d.id))!.created_at.getTime();
-    const refusals: Partial<WalletPaymentRules>[] = [
+    const refusals: Partial<WalletPaymentTerms>[] = [
       { eligible: ['medical', 'vignette:ro'] },
       { eligible: [] },
       { windows: new Map([['rca', { from: created + 1, until: Infinity }]]) },
@@ -167,7 +162,7 @@ describe('the wallet payment statement', () => {
   });
 });
 
-const job = (orderId: string, at = new Date()): WalletPaymentJob => ({
+const draft = (orderId: string, at = new Date()): DraftToPay => ({
   orderId,
   payment: { transaction_id: `wallet:${orderId}`, paid_at: at.getTime(), currency: 'MDL' },
   at,
@@ -198,14 +193,15 @@ describe('a batch of one partner’s wallet payments in one statement', () => {
       );
     const before = await untouched();
 
-    const answers = await payOrdersFromWallet(h.service.svc.db, {
-      partnerId: p.id,
-      rules: RULES,
-      reason: 'wallet payment',
-      actor: `partner:${p.id}`,
-      // d1 twice, another partner's draft, then three drafts for the one and a half left in online.
-      jobs: [job(d1!.id), job(d1!.id), job(theirs.id), job(d2!.id), job(d3!.id), job(d4!.id)],
-    });
+    // d1 twice, another partner's draft, then three drafts for the one and a half left in online.
+    const answers = await payDraftsFromWalletInTurn(h.service.svc.db, termsOf(p.id), [
+      draft(d1!.id),
+      draft(d1!.id),
+      draft(theirs.id),
+      draft(d2!.id),
+      draft(d3!.id),
+      draft(d4!.id),
+    ]);
     expect(answers.map((a) => a.outcome)).toEqual([
       'paid',
       'refused',
@@ -264,13 +260,11 @@ describe('a batch of one partner’s wallet payments in one statement', () => {
     // Ids sorted one way, paid the other: the statement locks by id and must book by arrival.
     const arrival = [...drafts].sort((a, b) => (a.id < b.id ? 1 : -1));
     const odd = [`x'"\\é😀`, 'NO-SUCH-ORDER'];
-    const answers = await payOrdersFromWallet(h.service.svc.db, {
-      partnerId: p.id,
-      rules: RULES,
-      reason: 'wallet payment',
-      actor: `partner:${p.id}`,
-      jobs: [job(odd[0]!), ...arrival.map((d) => job(d.id)), job(odd[1]!)],
-    });
+    const answers = await payDraftsFromWalletInTurn(h.service.svc.db, termsOf(p.id), [
+      draft(odd[0]!),
+      ...arrival.map((d) => draft(d.id)),
+      draft(odd[1]!),
+    ]);
     expect(answers.map((a) => a.outcome)).toEqual(['refused', ...arrival.map(() => 'paid'), 'refused']);
     const entries = await h.service.svc.db
       .selectFrom('ledger_entries')
@@ -290,14 +284,11 @@ describe('a batch of one partner’s wallet payments in one statement', () => {
     const p = await partnerWith(10_000);
     const drafts = [await rcaDraft(h, offer, p), await rcaDraft(h, offer, p), await rcaDraft(h, offer, p)];
     const booking = (orderId: string, at = new Date()) => ({
-      partnerId: p.id,
-      rules: RULES,
-      reason: 'wallet payment',
-      actor: `partner:${p.id}`,
-      ...job(orderId, at),
+      terms: termsOf(p.id),
+      draft: draft(orderId, at),
     });
     // An instant that is no time fails the batch (before it reaches the server), then its own payment alone.
-    const results = await bookWalletPayments(h.service.svc.db, [
+    const results = await payTogether(h.service.svc.db, [
       booking(drafts[0]!.id),
       booking(drafts[1]!.id, new Date(Number.NaN)),
       booking(drafts[2]!.id),
@@ -305,6 +296,21 @@ describe('a batch of one partner’s wallet payments in one statement', () => {
     expect(results.map((r) => (r.ok ? r.value.outcome : 'failed'))).toEqual(['paid', 'failed', 'paid']);
     expect((await footprint(drafts[1]!.id, p.id)).status).toBe('draft');
     expect((await reconcile(h.service.svc.db)).differences).toEqual([]);
+  });
+
+  it('pays payments judged by other terms (a payability window that closed between them) in statements of their own', async () => {
+    const p = await partnerWith(10_000);
+    const drafts = [await rcaDraft(h, offer, p), await rcaDraft(h, offer, p), await rcaDraft(h, offer, p)];
+    const created = (await findOrder(h.service.svc.db, drafts[1]!.id))!.created_at.getTime();
+    // The window closed before the second draft was made: under these terms it is refused.
+    const closed = termsOf(p.id, { windows: new Map([['rca', { from: -Infinity, until: created }]]) });
+    const results = await payTogether(h.service.svc.db, [
+      { terms: termsOf(p.id), draft: draft(drafts[0]!.id) },
+      { terms: closed, draft: draft(drafts[1]!.id) },
+      { terms: termsOf(p.id), draft: draft(drafts[2]!.id) },
+    ]);
+    expect(results.map((r) => (r.ok ? r.value.outcome : 'failed'))).toEqual(['paid', 'refused', 'paid']);
+    expect((await footprint(drafts[1]!.id, p.id)).status).toBe('draft');
   });
 });
 

@@ -3,7 +3,8 @@ import { deleteIdleSessions, deleteSession } from '../../db/repos/sessions.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
 import { liveSession, randomId, SESSION_IDLE_MS, sessionKey } from '../browser-sessions.ts';
 import type { Services } from '../services.ts';
-import { ADMIN_TOKEN_ACTOR, asActor, audit, authenticateOperator, type Actor } from './operators.ts';
+import { audit, operatorActor, type OperatorActor } from '../actor.ts';
+import { ADMIN_TOKEN_ACTOR, authenticateOperator } from './operators.ts';
 
 /**
  * Console sign-ins (decision 0019), on the sessions the portal's are also made of
@@ -11,7 +12,8 @@ import { ADMIN_TOKEN_ACTOR, asActor, audit, authenticateOperator, type Actor } f
  * operator's: ADMIN_TOKEN changed, or the operator's token replaced (decision 0047).
  */
 export interface ConsoleSession {
-  actor: Omit<Actor, 'via'>;
+  /** The signed-in operator, acting through the console. */
+  actor: OperatorActor;
   /**
    * A random secret of the session, never sent: the console's CSRF tokens are bound to it, so a
    * token is good for this session only (decision 0034).
@@ -25,8 +27,9 @@ export async function signIn(
   token: string,
   adminToken: string,
 ): Promise<{ sessionId: string; session: ConsoleSession } | undefined> {
-  const actor = await authenticateOperator(svc, token, adminToken);
-  if (!actor) return undefined;
+  const operator = await authenticateOperator(svc, token, adminToken);
+  if (!operator) return undefined;
+  const actor = operatorActor(operator, 'console');
   const sessionId = randomId(svc, 32);
   const csrfSecret = randomId(svc, 32);
   const at = new Date();
@@ -41,9 +44,7 @@ export async function signIn(
       tokenSha256: tokenHash(token),
       at,
     });
-    await asActor({ ...actor, via: 'console' }, () =>
-      audit(trx, { action: 'console.sign_in', target: actor.id, at }),
-    );
+    await audit(trx, actor, { action: 'console.sign_in', target: actor.id, at });
   });
   return { sessionId, session: { actor, csrfSecret } };
 }
@@ -69,21 +70,19 @@ export async function sessionFor(
   );
   if (!row) return undefined;
   return {
-    actor: { id: row.actor, name: row.actor_name || row.actor, role: row.role },
+    actor: operatorActor({ id: row.actor, name: row.actor_name || row.actor, role: row.role }, 'console'),
     csrfSecret: row.csrf_token,
   };
 }
 
 /** Ends a session (sign-out). */
-export async function signOut(svc: Services, sessionId: string | undefined, actor: Omit<Actor, 'via'>) {
+export async function signOut(svc: Services, sessionId: string | undefined, actor: OperatorActor) {
   const idSha256 = sessionKey(sessionId);
   if (!idSha256) return;
   const at = new Date();
   await svc.db.transaction().execute(async (trx) => {
     if (await deleteSession(trx, 'console_sessions', idSha256)) {
-      await asActor({ ...actor, via: 'console' }, () =>
-        audit(trx, { action: 'console.sign_out', target: actor.id, at }),
-      );
+      await audit(trx, actor, { action: 'console.sign_out', target: actor.id, at });
     }
   });
 }

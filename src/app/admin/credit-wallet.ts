@@ -6,7 +6,7 @@ import { MAX_CREDIT_BANI, MAX_SUB_WALLET_BANI } from '../../domain/wallet.ts';
 import type { SubWallet } from '../../db/schema.ts';
 import type { Services } from '../services.ts';
 import { balanceView } from '../wallet-view.ts';
-import { audit } from './operators.ts';
+import { audit, type Actor } from '../actor.ts';
 
 /**
  * A credit's amount as the operator API takes it, JSON MDL, in bani: greater than 0, at most 2
@@ -26,10 +26,11 @@ export function creditAmountBani(amount: number): number {
 /** The operator's credit to a partner that exists ("Partner not found" otherwise): {@link creditWallet}. */
 export async function creditPartnerWallet(
   svc: Services,
+  actor: Actor,
   input: { partnerId: string; wallet: SubWallet; amountBani: number; reference: string; actor: string },
 ) {
   if (!(await partnerExists(svc.db, input.partnerId))) throw notFound('Partner not found');
-  return creditWallet(svc, input);
+  return creditWallet(svc, actor, input);
 }
 
 const OVER_CREDIT = `amount must be at most ${formatAmount(MAX_CREDIT_BANI, 'MDL')} in one credit`;
@@ -42,6 +43,7 @@ const OVER_CREDIT = `amount must be at most ${formatAmount(MAX_CREDIT_BANI, 'MDL
  */
 export async function creditWallet(
   svc: Services,
+  actor: Actor,
   input: { partnerId: string; wallet: SubWallet; amountBani: number; reference: string; actor: string },
 ) {
   if (!Number.isSafeInteger(input.amountBani) || input.amountBani <= 0) {
@@ -71,7 +73,7 @@ export async function creditWallet(
     });
     // A repeated reference books nothing, and is no action to record.
     if (after) {
-      await audit(trx, {
+      await audit(trx, actor, {
         action: 'wallet.credit',
         target: input.partnerId,
         before: { [input.wallet]: baniToMdl(wallet[input.wallet]) },

@@ -1,6 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { timingSafeEqual } from 'node:crypto';
-import type { Transaction } from 'kysely';
 import { badRequest, notFound } from '../../domain/errors.ts';
 import { isoLocal } from '../../domain/time.ts';
 import { insertAudit, listAudit } from '../../db/repos/audit.ts';
@@ -11,52 +9,18 @@ import {
   operatorByTokenHash,
   type OperatorRow,
 } from '../../db/repos/operators.ts';
-import type { DB, OperatorRole, PortalRole } from '../../db/schema.ts';
+import type { OperatorRole } from '../../db/schema.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
+import { audit, type Actor, type OperatorActor } from '../actor.ts';
 import type { Services } from '../services.ts';
-
-/**
- * Who is acting: an operator (the service's own admin token, or an operator token with a role)
- * and through what. Set around each operator request, command and console action, and read by
- * `audit` inside the use cases, so that no use case takes it as an argument.
- */
-export interface Actor {
-  id: string;
-  name: string;
-  role: OperatorRole;
-  via: 'api' | 'cli' | 'console' | 'system';
-}
-
-/**
- * A partner's portal user acting in the portal (src/portal): the audit log names the user and the
- * partner in `actor` (`portal:<partner id>:<email>`), so every reader of the log (the console's
- * audit page, `GET /admin/audit`, the command line) shows both without looking anything up.
- */
-export interface PortalActor {
-  id: string;
-  name: string;
-  role: PortalRole;
-  via: 'portal';
-  userId: string;
-  partnerId: string;
-}
-
-/** The audit log's actor of a portal user. */
-export const portalActorId = (partnerId: string, email: string) => `portal:${partnerId}:${email}`;
 
 export const ROLES: readonly OperatorRole[] = ['admin', 'support'];
 
 /** The service's own token (ADMIN_TOKEN, or the sandbox's generated one): an admin. */
 export const ADMIN_TOKEN_ACTOR = { id: 'admin-token', name: 'Admin token', role: 'admin' } as const;
-const SYSTEM: Actor = { id: 'system', name: 'System', role: 'admin', via: 'system' };
 
-const acting = new AsyncLocalStorage<Actor | PortalActor>();
-
-/** Runs `fn` (and everything it awaits) as `actor`. */
-export const asActor = <T>(actor: Actor | PortalActor, fn: () => T): T => acting.run(actor, fn);
-
-/** The actor of the work under way; the service itself when no operator started it (start-up seeding). */
-export const currentActor = (): Actor | PortalActor => acting.getStore() ?? SYSTEM;
+/** An operator as its token names it; the caller says through what it acts (`operatorActor`). */
+export type Operator = Omit<OperatorActor, 'kind' | 'via'>;
 
 /**
  * The operator holding `token`: the service's admin token (compared as SHA-256 digests in constant
@@ -66,43 +30,13 @@ export async function authenticateOperator(
   svc: Services,
   token: string,
   adminToken: string,
-): Promise<Omit<Actor, 'via'> | undefined> {
+): Promise<Operator | undefined> {
   const given = tokenHash(token);
   if (timingSafeEqual(Buffer.from(given, 'hex'), Buffer.from(tokenHash(adminToken), 'hex'))) {
     return ADMIN_TOKEN_ACTOR;
   }
   const op = await operatorByTokenHash(svc.db, given);
   return op && { id: op.id, name: op.name, role: op.role };
-}
-
-/** What a support operator may do beside reading: re-send an order's event, send a test event. */
-export function supportMay(method: string, path: string): boolean {
-  if (method === 'GET' || method === 'HEAD') return true;
-  return (
-    method === 'POST' &&
-    (/^\/admin\/orders\/[^/]+\/webhook$/.test(path) || /^\/admin\/partners\/[^/]+\/webhook-test$/.test(path))
-  );
-}
-
-/**
- * Records a state-changing operator action in the audit log, in the caller's transaction when it
- * has one (so the entry exists iff the change commits). `before` is null for a creation.
- */
-export async function audit(
-  db: Services['db'] | Transaction<DB>,
-  e: { action: string; target: string | null; before?: unknown; after?: unknown; at: Date },
-): Promise<void> {
-  const actor = currentActor();
-  await insertAudit(db, {
-    at: e.at,
-    actor: actor.id,
-    role: actor.role,
-    via: actor.via,
-    action: e.action,
-    target: e.target,
-    before: e.before ?? null,
-    after: e.after ?? null,
-  });
 }
 
 /**
@@ -142,7 +76,7 @@ const newOperatorToken = (svc: Services) => `pol_${Buffer.from(svc.randomBytes(2
 
 /** A new operator token with a role; the token is shown here only, the service keeps its hash. */
 
-export async function createOperator(svc: Services, input: { name: string; role: string }) {
+export async function createOperator(svc: Services, actor: Actor, input: { name: string; role: string }) {
   if (!(ROLES as readonly string[]).includes(input.role)) {
     throw badRequest(`role must be one of: ${ROLES.join(', ')}`);
   }
@@ -159,7 +93,7 @@ export async function createOperator(svc: Services, input: { name: string; role:
       token_sha256: tokenHash(token),
       created_at: at,
     });
-    await audit(trx, { action: 'operator.create', target: id, after: operatorView(created), at });
+    await audit(trx, actor, { action: 'operator.create', target: id, after: operatorView(created), at });
     return created;
   });
   return { ...operatorView(row), token };
@@ -174,26 +108,26 @@ export async function listOperators(svc: Services) {
  * console sessions opened with it end (decision 0047). The operator keeps its id, name and role, so
  * the audit log reads on as one person.
  */
-export async function rotateOperatorToken(svc: Services, id: string) {
+export async function rotateOperatorToken(svc: Services, actor: Actor, id: string) {
   const token = newOperatorToken(svc);
   const at = new Date(await svc.clock.now());
   const row = await svc.db.transaction().execute(async (trx) => {
     const rotated = await changeEnabledOperator(trx, id, { token_sha256: tokenHash(token) });
     if (!rotated) throw notFound('Operator not found or disabled');
-    await audit(trx, { action: 'operator.rotate_token', target: id, at });
+    await audit(trx, actor, { action: 'operator.rotate_token', target: id, at });
     return rotated;
   });
   return { ...operatorView(row), token };
 }
 
 /** Disables an operator's token at once; the row stays, for the audit log's sake. */
-export async function disableOperator(svc: Services, id: string) {
+export async function disableOperator(svc: Services, actor: Actor, id: string) {
   const at = new Date(await svc.clock.now());
   return svc.db.transaction().execute(async (trx) => {
     const row = await changeEnabledOperator(trx, id, { disabled_at: at });
     if (!row) throw notFound('Operator not found or already disabled');
     const view = operatorView(row);
-    await audit(trx, {
+    await audit(trx, actor, {
       action: 'operator.disable',
       target: id,
       before: { ...view, disabled_at: null },

@@ -12,7 +12,7 @@ import { createWallet } from '../../db/repos/wallets.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/order-state.ts';
 import type { Services } from '../services.ts';
 import { checkWebhookUrlSyntax } from '../webhook-url.ts';
-import { audit } from './operators.ts';
+import { audit, type Actor } from '../actor.ts';
 
 /** Renewal notices (expiring events) this many days before a policy's last day (decision 0092). */
 export const DEFAULT_RENEWAL_NOTICE_DAYS = 30;
@@ -52,6 +52,7 @@ export function partnerView(
 
 export async function createPartner(
   svc: Services,
+  actor: Actor,
   input: {
     id?: string;
     name: string;
@@ -101,7 +102,7 @@ export async function createPartner(
       svc.partners.box,
     );
     if (wallet) await createWallet(trx, id, at);
-    await audit(trx, { action: 'partner.create', target: id, after: created, at });
+    await audit(trx, actor, { action: 'partner.create', target: id, after: created, at });
   });
   return { id, secret, ...created };
 }
@@ -115,7 +116,7 @@ export async function getPartner(svc: Services, id: string) {
   };
 }
 
-export async function changePartner(svc: Services, id: string, patch: PartnerPatch) {
+export async function changePartner(svc: Services, actor: Actor, id: string, patch: PartnerPatch) {
   if (patch.webhook_url) checkWebhookUrlSyntax(patch.webhook_url, svc.config.sandbox);
   if (patch.renewal_notice_days !== undefined) checkRenewalNoticeDays(patch.renewal_notice_days);
   const before = await getPartner(svc, id);
@@ -129,7 +130,7 @@ export async function changePartner(svc: Services, id: string, patch: PartnerPat
     );
     if (!ok) throw notFound('Partner not found');
     const changed = Object.keys(patch) as (keyof typeof before)[];
-    await audit(trx, {
+    await audit(trx, actor, {
       action: 'partner.change',
       target: id,
       before: Object.fromEntries(changed.map((k) => [k, before[k]])),
@@ -167,7 +168,7 @@ function checkWebhookEvents(list: readonly WebhookEventType[]): WebhookEventType
  * retires the older one first (decision 0040). The console, /admin, the command line and the portal
  * all rotate here.
  */
-export async function rotateSecret(svc: Services, id: string) {
+export async function rotateSecret(svc: Services, actor: Actor, id: string) {
   const secret = hex(svc, 32);
   // The clock is read before the transaction, which then holds its connection only for the writes.
   const at = new Date(await svc.clock.now());
@@ -177,19 +178,19 @@ export async function rotateSecret(svc: Services, id: string) {
     if (!(await partnerExists(trx, id))) throw notFound('Partner not found');
     await rotateSecretRows(trx, id, secret, { created: at, now }, svc.partners.box);
     // Never the secret itself: that a new one was made, and when.
-    await audit(trx, { action: 'partner.rotate_secret', target: id, at });
+    await audit(trx, actor, { action: 'partner.rotate_secret', target: id, at });
   });
   svc.partners.invalidate(id);
   return { secret };
 }
 
 /** Retires every valid secret but the newest, now (the real clock, as the overlap it ends). */
-export async function retireOldSecrets(svc: Services, id: string) {
+export async function retireOldSecrets(svc: Services, actor: Actor, id: string) {
   const at = new Date(await svc.clock.now()); // before the transaction, as in rotateSecret
   const retired = await svc.db.transaction().execute(async (trx) => {
     if (!(await partnerExists(trx, id))) throw notFound('Partner not found');
     const n = await retireOldSecretsRepo(trx, id, new Date());
-    await audit(trx, { action: 'partner.retire_old_secrets', target: id, after: { retired: n }, at });
+    await audit(trx, actor, { action: 'partner.retire_old_secrets', target: id, after: { retired: n }, at });
     return n;
   });
   svc.partners.invalidate(id);

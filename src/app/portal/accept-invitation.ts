@@ -4,9 +4,9 @@ import { clearFailures, countAttempt } from '../../db/repos/portal-sign-in-failu
 import { emailHeldElsewhere, setUserPassword } from '../../db/repos/users.ts';
 import { isUniqueViolation } from '../create-order.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
-import { audit } from '../admin/operators.ts';
+import { audit } from '../actor.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import { hashPassword, passwordProblem } from './password.ts';
 import { INVALID_INVITATION } from './read-invitation.ts';
 import { portalUserOf } from './roles.ts';
@@ -64,14 +64,12 @@ export async function acceptInvitation(
     await endUserSessions(trx, found.user_id);
     const user = portalUserOf(found);
     const opened = await openSession(svc, trx, user);
-    await asUser(user, () =>
-      audit(trx, {
-        action: 'portal.accept_invitation',
-        target: user.partnerId,
-        after: { user_id: user.id, role: user.role },
-        at: now,
-      }),
-    );
+    await audit(trx, portalActor(user), {
+      action: 'portal.accept_invitation',
+      target: user.partnerId,
+      after: { user_id: user.id, role: user.role },
+      at: now,
+    });
     return opened;
   });
   await clearFailures(svc.db, input.address, INVITATION_ATTEMPTS);

@@ -1,8 +1,9 @@
-import { asActor, portalActorId, type PortalActor } from '../admin/operators.ts';
+import { portalActorId, type PortalActor } from '../actor.ts';
 import type { PortalUser } from './roles.ts';
 
-/** The audit log's actor of a portal user: the user and its partner (decision 0037). */
-export const actorOf = (user: PortalUser): PortalActor => ({
+/** The portal user as the actor of its use cases: the user and its partner (decision 0037). */
+export const portalActor = (user: PortalUser): PortalActor => ({
+  kind: 'portal',
   id: portalActorId(user.partnerId, user.email),
   name: user.email,
   role: user.role,
@@ -10,6 +11,3 @@ export const actorOf = (user: PortalUser): PortalActor => ({
   userId: user.id,
   partnerId: user.partnerId,
 });
-
-/** Runs `fn` as the portal user, so the audit entries its use cases write name the user and partner. */
-export const asUser = <T>(user: PortalUser, fn: () => T): T => asActor(actorOf(user), fn);

@@ -1,29 +1,19 @@
 import { notFound } from '../../domain/errors.ts';
-import { forbidden } from '../../domain/errors.ts';
 import type { PartnerRow } from '../../db/schema.ts';
 import type { Correction } from '../../products/types.ts';
 import { confirmCancellation, previewCancellation } from '../cancel-order.ts';
 import { confirmCorrection, previewCorrection } from '../correct-order.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import { ownedOrder } from './read-order.ts';
-import { mayOpen, requireArea, type PortalUser } from './roles.ts';
+import type { PortalUser } from './roles.ts';
 
 /**
  * Cancellation and correction from the order's page: cancel-order's and correct-order's own use
  * cases (decision 0088), as the user's partner, the audit log naming the user. They undo or change a
- * sale, so they are for the roles that sell: owners and cashiers.
+ * sale, so they are for the roles that sell (requireChangeSale, src/portal/areas.ts).
  */
-export const mayChangeSale = (user: PortalUser): boolean => mayOpen(user.role, 'sell');
-
-function requireChangeSale(user: PortalUser): void {
-  requireArea(user, 'orders');
-  if (!mayChangeSale(user))
-    throw forbidden('Cancelling and correcting policies is for the owner and cashier roles.');
-}
-
 async function partnerOf(svc: Services, user: PortalUser, id: string): Promise<PartnerRow> {
-  requireChangeSale(user);
   await ownedOrder(svc, user, id);
   const partner = await svc.partners.get(user.partnerId);
   if (!partner) throw notFound('Partner not found');
@@ -32,17 +22,17 @@ async function partnerOf(svc: Services, user: PortalUser, id: string): Promise<P
 
 export async function portalPreviewCancel(svc: Services, user: PortalUser, id: string) {
   const partner = await partnerOf(svc, user, id);
-  return asUser(user, () => previewCancellation(svc, partner, id));
+  return previewCancellation(svc, partner, id);
 }
 
 export async function portalConfirmCancel(svc: Services, user: PortalUser, id: string, quoteId: string) {
   const partner = await partnerOf(svc, user, id);
-  await asUser(user, () => confirmCancellation(svc, partner, id, quoteId));
+  await confirmCancellation(svc, portalActor(user), partner, id, quoteId);
 }
 
 export async function portalPreviewCorrect(svc: Services, user: PortalUser, id: string, changes: Correction) {
   const partner = await partnerOf(svc, user, id);
-  return asUser(user, () => previewCorrection(svc, partner, id, changes));
+  return previewCorrection(svc, partner, id, changes);
 }
 
 export async function portalConfirmCorrect(
@@ -53,5 +43,5 @@ export async function portalConfirmCorrect(
   quoteId: string,
 ) {
   const partner = await partnerOf(svc, user, id);
-  await asUser(user, () => confirmCorrection(svc, partner, id, changes, quoteId));
+  await confirmCorrection(svc, portalActor(user), partner, id, changes, quoteId);
 }

@@ -3,9 +3,9 @@ import { clearFailures, countAttempt } from '../../db/repos/portal-sign-in-failu
 import { deleteOtherUserSessions } from '../../db/repos/portal-sessions.ts';
 import { findUserForSignIn, setUserPassword } from '../../db/repos/users.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
-import { audit } from '../admin/operators.ts';
+import { audit } from '../actor.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './password.ts';
 import type { PortalUser } from './roles.ts';
 import { limitReached, type LimitedResult } from './sign-in.ts';
@@ -44,9 +44,11 @@ export async function changePassword(
   await svc.db.transaction().execute(async (trx) => {
     await setUserPassword(trx, user.id, hash);
     await deleteOtherUserSessions(trx, user.id, tokenHash(input.sessionId));
-    await asUser(user, () =>
-      audit(trx, { action: 'portal.change_password', target: user.partnerId, at: new Date() }),
-    );
+    await audit(trx, portalActor(user), {
+      action: 'portal.change_password',
+      target: user.partnerId,
+      at: new Date(),
+    });
   });
   return { ok: true };
 }

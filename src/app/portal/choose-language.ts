@@ -1,8 +1,8 @@
 import { badRequest } from '../../domain/errors.ts';
 import { setUserLanguage } from '../../db/repos/users.ts';
-import { audit } from '../admin/operators.ts';
+import { audit } from '../actor.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import type { PortalUser } from './roles.ts';
 
 const LANGUAGES = ['ro', 'ru', 'en'] as const;
@@ -13,14 +13,12 @@ export async function chooseLanguage(svc: Services, user: PortalUser, language: 
   if (!chosen) throw badRequest('The language must be ro, ru or en');
   await svc.db.transaction().execute(async (trx) => {
     await setUserLanguage(trx, user.id, chosen);
-    await asUser(user, async () =>
-      audit(trx, {
-        action: 'portal_user.language',
-        target: user.id,
-        before: user.language === null ? null : { language: user.language },
-        after: { language: chosen },
-        at: new Date(await svc.clock.now()),
-      }),
-    );
+    await audit(trx, portalActor(user), {
+      action: 'portal_user.language',
+      target: user.id,
+      before: user.language === null ? null : { language: user.language },
+      after: { language: chosen },
+      at: new Date(await svc.clock.now()),
+    });
   });
 }

@@ -1,10 +1,10 @@
 import { badRequest, notFound } from '../../domain/errors.ts';
 import { revokeInvitations } from '../../db/repos/portal-invitations.ts';
 import { disableUser as disableUserRow } from '../../db/repos/users.ts';
-import { audit } from '../admin/operators.ts';
+import { audit } from '../actor.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
-import { requireArea, type PortalUser } from './roles.ts';
+import { portalActor } from './actor.ts';
+import type { PortalUser } from './roles.ts';
 import { endUserSessions } from './session.ts';
 
 /**
@@ -13,7 +13,6 @@ import { endUserSessions } from './session.ts';
  * to let anyone in); another partner's user is 404.
  */
 export async function disableUser(svc: Services, user: PortalUser, id: string): Promise<void> {
-  requireArea(user, 'team');
   if (id === user.id) throw badRequest('You cannot disable yourself: ask another owner, or the operator.');
   const at = new Date(await svc.clock.now());
   const now = new Date();
@@ -22,14 +21,12 @@ export async function disableUser(svc: Services, user: PortalUser, id: string): 
     if (!row) throw notFound('User not found, or disabled already');
     await revokeInvitations(trx, id, now);
     await endUserSessions(trx, id);
-    await asUser(user, () =>
-      audit(trx, {
-        action: 'partner.disable_user',
-        target: user.partnerId,
-        before: { user_id: id, email: row.email, role: row.role, disabled: false },
-        after: { user_id: id, email: row.email, role: row.role, disabled: true },
-        at,
-      }),
-    );
+    await audit(trx, portalActor(user), {
+      action: 'partner.disable_user',
+      target: user.partnerId,
+      before: { user_id: id, email: row.email, role: row.role, disabled: false },
+      after: { user_id: id, email: row.email, role: row.role, disabled: true },
+      at,
+    });
   });
 }

@@ -4,10 +4,10 @@ import { insertInvitation, revokeInvitations } from '../../db/repos/portal-invit
 import { findUserByEmail, insertUser, reopenUser, setUserRole } from '../../db/repos/users.ts';
 import type { PortalRole } from '../../db/schema.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
-import { audit } from '../admin/operators.ts';
+import { audit, type Actor } from '../actor.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
-import { PORTAL_ROLES, requireArea, type PortalUser } from './roles.ts';
+import { portalActor } from './actor.ts';
+import { PORTAL_ROLES, type PortalUser } from './roles.ts';
 
 /** How long an invitation link works, by the real clock (decision 0037). */
 export const INVITATION_MS = 72 * 3_600_000;
@@ -33,9 +33,9 @@ export interface Invitation {
  */
 export async function inviteUser(
   svc: Services,
+  actor: Actor,
   partnerId: string,
   input: { email: string; role: string },
-  opts: { byOperator?: boolean } = { byOperator: true },
 ): Promise<Invitation> {
   const email = input.email.trim();
   if (email.length > 254 || !EMAIL.test(email)) {
@@ -54,7 +54,7 @@ export async function inviteUser(
       let userId: string;
       if (existing) {
         const pending = existing.password_hash === null && !existing.disabled_at;
-        const reopen = existing.disabled_at !== null && opts.byOperator === true;
+        const reopen = existing.disabled_at !== null && actor.kind === 'operator';
         if (!pending && !reopen) throw conflict(`A portal user with the email ${email} exists already`);
         userId = existing.id;
         await revokeInvitations(trx, userId, now);
@@ -70,7 +70,7 @@ export async function inviteUser(
         created_at: now,
         expires_at: new Date(now.getTime() + INVITATION_MS),
       });
-      await audit(trx, {
+      await audit(trx, actor, {
         action: 'partner.invite_user',
         target: partnerId,
         after: { user_id: userId, email, role, again: existing !== undefined },
@@ -94,6 +94,5 @@ export async function inviteTeamUser(
   user: PortalUser,
   input: { email: string; role: string },
 ): Promise<Invitation> {
-  requireArea(user, 'team');
-  return asUser(user, () => inviteUser(svc, user.partnerId, input, { byOperator: false }));
+  return inviteUser(svc, portalActor(user), user.partnerId, input);
 }

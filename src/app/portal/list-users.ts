@@ -2,11 +2,10 @@ import { isoLocal } from '../../domain/time.ts';
 import { openInvitationEnds } from '../../db/repos/portal-invitations.ts';
 import { listPartnerUsers } from '../../db/repos/users.ts';
 import type { Services } from '../services.ts';
-import { requireArea, type PortalUser } from './roles.ts';
+import type { PortalUser } from './roles.ts';
 
 /** The partner's users, oldest first, each with its state: active, invited (until when), or disabled. */
 export async function listUsers(svc: Services, user: PortalUser) {
-  requireArea(user, 'team');
   const rows = await listPartnerUsers(svc.db, user.partnerId);
   const pending = rows.filter((r) => r.password_hash === null && !r.disabled_at).map((r) => r.id);
   const ends = await openInvitationEnds(svc.db, pending, new Date());

@@ -2,11 +2,11 @@ import { notFound } from '../../domain/errors.ts';
 import { insertInvitation, revokeInvitations } from '../../db/repos/portal-invitations.ts';
 import { listPartnerUsers } from '../../db/repos/users.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
-import { audit } from '../admin/operators.ts';
+import { audit, type Actor } from '../actor.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import { INVITATION_MS, type Invitation } from './invite-user.ts';
-import { requireArea, type PortalUser } from './roles.ts';
+import type { PortalUser } from './roles.ts';
 
 /**
  * A new set-password link for a user of the partner (decision 0086): a forgotten password is reset by
@@ -15,7 +15,12 @@ import { requireArea, type PortalUser } from './roles.ts';
  * sessions: the old password stops working then, not before (a link nobody uses locks nobody out).
  * A disabled user gets none (the operator invites a disabled user again instead).
  */
-export async function passwordLink(svc: Services, partnerId: string, userId: string): Promise<Invitation> {
+export async function passwordLink(
+  svc: Services,
+  actor: Actor,
+  partnerId: string,
+  userId: string,
+): Promise<Invitation> {
   const users = await listPartnerUsers(svc.db, partnerId);
   const user = users.find((u) => u.id === userId && !u.disabled_at);
   if (!user) throw notFound('User not found, or disabled');
@@ -30,7 +35,7 @@ export async function passwordLink(svc: Services, partnerId: string, userId: str
       created_at: now,
       expires_at: new Date(now.getTime() + INVITATION_MS),
     });
-    await audit(trx, {
+    await audit(trx, actor, {
       action: 'partner.password_link',
       target: partnerId,
       after: { user_id: user.id, email: user.email },
@@ -48,17 +53,17 @@ export async function passwordLink(svc: Services, partnerId: string, userId: str
 /** The operator's console names the user by email: the partner's user with that address. */
 export async function passwordLinkByEmail(
   svc: Services,
+  actor: Actor,
   partnerId: string,
   email: string,
 ): Promise<Invitation> {
   const wanted = email.trim().toLowerCase();
   const user = (await listPartnerUsers(svc.db, partnerId)).find((u) => u.email.toLowerCase() === wanted);
   if (!user) throw notFound('User not found, or disabled');
-  return passwordLink(svc, partnerId, user.id);
+  return passwordLink(svc, actor, partnerId, user.id);
 }
 
 /** An owner sends a colleague (or itself) a new set-password link (Team). */
 export async function teamPasswordLink(svc: Services, owner: PortalUser, userId: string) {
-  requireArea(owner, 'team');
-  return asUser(owner, () => passwordLink(svc, owner.partnerId, userId));
+  return passwordLink(svc, portalActor(owner), owner.partnerId, userId);
 }

@@ -5,7 +5,7 @@ import { recentEvents } from '../../db/repos/event-log.ts';
 import { recentDeliveries } from '../../db/repos/portal-deliveries.ts';
 import { EVENT_RETENTION_DAYS } from '../partner-events.ts';
 import type { Services } from '../services.ts';
-import { requireArea, type PortalUser } from './roles.ts';
+import type { PortalUser } from './roles.ts';
 
 /** How many deliveries Developers lists. */
 export const DELIVERIES = 100;
@@ -17,7 +17,6 @@ export const EVENTS = 20;
  * previous one works after a rotation), the webhook URL and events, and the last deliveries.
  */
 export async function readDevelopers(svc: Services, user: PortalUser) {
-  requireArea(user, 'developers');
   const partner = await findPartner(svc.db, user.partnerId);
   if (!partner) throw notFound('Partner not found');
   const deliveries = await recentDeliveries(svc.db, user.partnerId, DELIVERIES);

@@ -2,7 +2,7 @@ import { notFound } from '../../domain/errors.ts';
 import { findOrder } from '../../db/repos/orders.ts';
 import { orderDetail } from '../admin/orders.ts';
 import type { Services } from '../services.ts';
-import { mayOpen, requireArea, type PortalUser } from './roles.ts';
+import type { PortalUser } from './roles.ts';
 
 /** The order the user's partner owns, or 404 as for an order that does not exist. */
 export async function ownedOrder(svc: Services, user: PortalUser, id: string) {
@@ -16,13 +16,17 @@ export async function ownedOrder(svc: Services, user: PortalUser, id: string) {
  * webhook events and every attempt. Its policies are downloaded through the portal (the session
  * decides), not by their public file URL.
  */
-export async function readOrder(svc: Services, user: PortalUser, id: string) {
-  requireArea(user, 'orders');
+export async function readOrder(
+  svc: Services,
+  user: PortalUser,
+  id: string,
+  rights: { developers: boolean; sell: boolean },
+) {
   await ownedOrder(svc, user, id);
   const detail = await orderDetail(svc, id);
   // The webhook URL is the developers' (decision 0086): cashiers and accountants see the attempts
   // without it, nor its host in an error.
-  const showsUrl = mayOpen(user.role, 'developers');
+  const showsUrl = rights.developers;
   return {
     ...detail,
     webhook_attempts: showsUrl
@@ -33,11 +37,11 @@ export async function readOrder(svc: Services, user: PortalUser, id: string) {
       ...p,
       file: p.file ? `/portal/orders/${encodeURIComponent(id)}/policy/${p.idx}` : null,
     })),
-    can_resend: mayOpen(user.role, 'developers'),
+    can_resend: rights.developers,
     // Cancel policy and Correct (decision 0088): the roles that sell.
-    can_change: mayOpen(user.role, 'sell'),
+    can_change: rights.sell,
     // Sell again: a completed order's renewal, for whoever may sell (decision 0092).
-    can_sell_again: detail.status === 'completed' && mayOpen(user.role, 'sell'),
+    can_sell_again: detail.status === 'completed' && rights.sell,
   };
 }
 

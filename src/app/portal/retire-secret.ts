@@ -1,10 +1,9 @@
 import { retireOldSecrets } from '../admin/partners.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
-import { requireArea, type PortalUser } from './roles.ts';
+import { portalActor } from './actor.ts';
+import type { PortalUser } from './roles.ts';
 
 /** Retires the previous secret of the user's partner now, before its 24 h are up. */
 export async function retireSecret(svc: Services, user: PortalUser): Promise<{ retired: number }> {
-  requireArea(user, 'developers');
-  return asUser(user, () => retireOldSecrets(svc, user.partnerId));
+  return retireOldSecrets(svc, portalActor(user), user.partnerId);
 }

@@ -1,20 +1,10 @@
-import { forbidden } from '../../domain/errors.ts';
 import type { PortalRole } from '../../db/schema.ts';
 
-/**
- * What each portal role opens (decision 0037). Every portal use case checks its area here, so a
- * page the role may not see answers 403 whichever way it is reached.
- */
+/** The roles of a partner's portal users (decision 0037); what each opens is src/portal/areas.ts. */
 export const PORTAL_ROLES: readonly PortalRole[] = ['owner', 'developer', 'cashier', 'accountant'];
 
+/** The portal's areas: the pages under `/portal/<area>`. */
 export type PortalArea = 'sell' | 'orders' | 'wallet' | 'developers' | 'team';
-
-const AREAS: Record<PortalRole, readonly PortalArea[]> = {
-  owner: ['sell', 'orders', 'wallet', 'developers', 'team'],
-  developer: ['developers', 'orders'],
-  cashier: ['sell', 'orders'],
-  accountant: ['orders', 'wallet'],
-};
 
 /** What a role does, in words (the Team page and the invitation form). */
 export const ROLE_TEXT: Record<PortalRole, string> = {
@@ -51,29 +41,3 @@ export const portalUserOf = (r: {
   partnerName: r.partner_name,
   language: r.language,
 });
-
-export const mayOpen = (role: PortalRole, area: PortalArea): boolean => AREAS[role].includes(area);
-
-const AREA_NAMES: Record<PortalArea, string> = {
-  sell: 'Sell',
-  orders: 'Orders',
-  wallet: 'Wallet',
-  developers: 'Developers',
-  team: 'Team',
-};
-
-/** Refuses (403) a user whose role does not open `area`, saying whose page it is. */
-export function requireArea(user: PortalUser, area: PortalArea): void {
-  if (mayOpen(user.role, area)) return;
-  const roles = PORTAL_ROLES.filter((r) => mayOpen(r, area));
-  throw forbidden(
-    `${AREA_NAMES[area]} is for the ${roles.join(', ').replace(/, ([^,]*)$/, ' and $1')} roles; you are signed in as ${user.role}. Ask an owner of your account.`,
-  );
-}
-
-/** Only owners and developers re-send webhooks from Orders: it is the developers' business. */
-export function requireResend(user: PortalUser): void {
-  if (!mayOpen(user.role, 'developers')) {
-    throw forbidden('Re-sending webhooks is for the owner and developer roles.');
-  }
-}

@@ -2,8 +2,8 @@ import { badRequest } from '../../domain/errors.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/order-state.ts';
 import { changePartner } from '../admin/partners.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
-import { requireArea, type PortalUser } from './roles.ts';
+import { portalActor } from './actor.ts';
+import type { PortalUser } from './roles.ts';
 
 /**
  * The partner's webhook URL (empty: none) and the events it receives beside `completed`, which is
@@ -14,11 +14,11 @@ export async function saveWebhook(
   user: PortalUser,
   input: { url: string; events: readonly string[] },
 ): Promise<void> {
-  requireArea(user, 'developers');
   const url = input.url.trim();
   if (url.length > 2000) throw badRequest('The webhook URL is longer than 2000 characters');
   const events = WEBHOOK_EVENT_TYPES.filter((s) => s === 'completed' || input.events.includes(s));
-  await asUser(user, () =>
-    changePartner(svc, user.partnerId, { webhook_url: url || null, webhook_events: events }),
-  );
+  await changePartner(svc, portalActor(user), user.partnerId, {
+    webhook_url: url || null,
+    webhook_events: events,
+  });
 }

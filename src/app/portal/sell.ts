@@ -9,16 +9,16 @@ import { findWallet } from '../../db/repos/wallets.ts';
 import type { PartnerRow } from '../../db/schema.ts';
 import { PRODUCT_MODULES, productModule, type ProductCode } from '../../products/registry.ts';
 import type { Choice } from '../../products/types.ts';
-import { audit } from '../admin/operators.ts';
+import { audit } from '../actor.ts';
 import { confirmOrder } from '../confirm-order.ts';
 import { createOrder, type CreateOrderInput } from '../create-order.ts';
-import { payFromWallet } from '../pay-from-wallet.ts';
+import { payOrderFromWallet } from '../pay-order-from-wallet.ts';
 import { catalogueOf } from '../product-context.ts';
 import { quote } from '../quote.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import { ownedOrder, readOrder } from './read-order.ts';
-import { requireArea, type PortalUser } from './roles.ts';
+import type { PortalUser } from './roles.ts';
 
 /**
  * The sales desk (docs/decisions/0060-sales-desk-forms-from-schemas.md, 0061-sales-desk-idempotency.md):
@@ -64,16 +64,12 @@ async function partnerOf(svc: Services, user: PortalUser): Promise<PartnerRow> {
   return partner;
 }
 
-/** The desk opens for the roles that sell. */
-export const openDesk = (user: PortalUser): void => requireArea(user, 'sell');
-
 /** get-offers, as the user's partner. */
 export async function sellQuote(
   svc: Services,
   user: PortalUser,
   body: { product: string } & Record<string, unknown>,
 ): Promise<object> {
-  requireArea(user, 'sell');
   return quote(svc, await partnerOf(svc, user), body);
 }
 
@@ -89,7 +85,6 @@ export async function sellCreateOrder(
   token: string,
   input: CreateOrderInput,
 ): Promise<string> {
-  requireArea(user, 'sell');
   const partner = await partnerOf(svc, user);
   let price: number | undefined;
   return once(
@@ -101,15 +96,13 @@ export async function sellCreateOrder(
       price = order.price;
       return order.id;
     },
-    (id) =>
-      asUser(user, async () =>
-        audit(svc.db, {
-          action: 'order.create',
-          target: id,
-          after: { price, products: input.products.map((p) => p.product) },
-          at: new Date(await svc.clock.now()),
-        }),
-      ),
+    async (id) =>
+      audit(svc.db, portalActor(user), {
+        action: 'order.create',
+        target: id,
+        after: { price, products: input.products.map((p) => p.product) },
+        at: new Date(await svc.clock.now()),
+      }),
   );
 }
 
@@ -117,11 +110,15 @@ export async function sellCreateOrder(
  * A sale's page: the order (readOrder's view), and whether the wallet is offered for it: only when
  * the partner has a wallet and every product of the order is wallet-eligible (the configuration
  * pay-order-from-balance reads). The other checks (the spending switch, the balance, the order's
- * state) are pay-from-wallet's to answer, with its reason.
+ * state) are payOrderFromWallet's to answer, with its reason.
  */
-export async function readSale(svc: Services, user: PortalUser, id: string) {
-  requireArea(user, 'sell');
-  const order = await readOrder(svc, user, id);
+export async function readSale(
+  svc: Services,
+  user: PortalUser,
+  id: string,
+  rights: { developers: boolean; sell: boolean },
+) {
+  const order = await readOrder(svc, user, id, rights);
   const hasWallet = !!(await findWallet(svc.db, user.partnerId));
   const eligible = walletEligible(
     order.products.map((p) => p.product),
@@ -130,9 +127,8 @@ export async function readSale(svc: Services, user: PortalUser, id: string) {
   return { order, walletOffered: hasWallet && eligible };
 }
 
-/** pay-order-from-balance from the desk, once per order however often the button is pressed. */
-export async function sellPayFromWallet(svc: Services, user: PortalUser, id: string): Promise<void> {
-  requireArea(user, 'sell');
+/** pay-order-from-balance from the desk (payOrderFromWallet), once per order however often the button is pressed. */
+export async function sellPayOrderFromWallet(svc: Services, user: PortalUser, id: string): Promise<void> {
   const partner = await partnerOf(svc, user);
   await ownedOrder(svc, user, id);
   let paid: { status: string; price: number } | undefined;
@@ -141,18 +137,16 @@ export async function sellPayFromWallet(svc: Services, user: PortalUser, id: str
     partner.id,
     `portal:pay-from-wallet:${id}`,
     async () => {
-      paid = await payFromWallet(svc, partner, id);
+      paid = await payOrderFromWallet(svc, partner, id);
       return id;
     },
-    () =>
-      asUser(user, async () =>
-        audit(svc.db, {
-          action: 'order.pay_from_wallet',
-          target: id,
-          after: { status: paid!.status, price: paid!.price },
-          at: new Date(await svc.clock.now()),
-        }),
-      ),
+    async () =>
+      audit(svc.db, portalActor(user), {
+        action: 'order.pay_from_wallet',
+        target: id,
+        after: { status: paid!.status, price: paid!.price },
+        at: new Date(await svc.clock.now()),
+      }),
   );
 }
 
@@ -167,31 +161,28 @@ export async function sellRecordPayment(
   id: string,
   p: { receipt_id: string; transaction_id: string },
 ): Promise<void> {
-  requireArea(user, 'sell');
   const partner = await partnerOf(svc, user);
   const order = await ownedOrder(svc, user, id);
-  await asUser(user, async () => {
-    const now = await svc.clock.now();
-    // In the payment's transaction, and only when this press paid the order.
-    await confirmOrder(
-      svc,
-      partner,
-      id,
-      {
-        receipt_id: p.receipt_id,
-        transaction_id: p.transaction_id,
-        paid_at: now,
-        amount: baniToMdl(order.price),
-      },
-      (trx) =>
-        audit(trx, {
-          action: 'order.record_payment',
-          target: id,
-          after: { status: 'paid', receipt_id: p.receipt_id, transaction_id: p.transaction_id },
-          at: new Date(now),
-        }),
-    );
-  });
+  const now = await svc.clock.now();
+  // In the payment's transaction, and only when this press paid the order.
+  await confirmOrder(
+    svc,
+    partner,
+    id,
+    {
+      receipt_id: p.receipt_id,
+      transaction_id: p.transaction_id,
+      paid_at: now,
+      amount: baniToMdl(order.price),
+    },
+    (trx) =>
+      audit(trx, portalActor(user), {
+        action: 'order.record_payment',
+        target: id,
+        after: { status: 'paid', receipt_id: p.receipt_id, transaction_id: p.transaction_id },
+        at: new Date(now),
+      }),
+  );
 }
 
 /** How long a second press waits for the first to answer before saying so. */
@@ -242,8 +233,6 @@ async function once(
  * day after the old one's last.
  */
 export async function renewalOf(svc: Services, user: PortalUser, orderId: string) {
-  openDesk(user);
-  requireArea(user, 'orders');
   const order = await ownedOrder(svc, user, orderId);
   const item = (await orderItems(svc.db, order.id))[0];
   if (!item) throw notFound('Order not found');

@@ -1,10 +1,9 @@
 import { sendTestEvent as sendPartnerTestEvent, type DeliveryResult } from '../deliver-webhook.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
-import { requireArea, type PortalUser } from './roles.ts';
+import { portalActor } from './actor.ts';
+import type { PortalUser } from './roles.ts';
 
 /** A signed test event to the partner's webhook URL, now: the operator's, on the user's partner. */
 export async function sendTestEvent(svc: Services, user: PortalUser): Promise<DeliveryResult> {
-  requireArea(user, 'developers');
-  return asUser(user, () => sendPartnerTestEvent(svc, user.partnerId));
+  return sendPartnerTestEvent(svc, portalActor(user), user.partnerId);
 }

@@ -1,9 +1,9 @@
 import { clearFailures, countAttempt, forgetOldFailures } from '../../db/repos/portal-sign-in-failures.ts';
 import { findUserForSignIn, setUserPassword } from '../../db/repos/users.ts';
 import { tokenHash } from '../../secrets/secret-box.ts';
-import { audit } from '../admin/operators.ts';
+import { audit } from '../actor.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import { hashPassword, needsRehash, verifyPassword } from './password.ts';
 import { portalUserOf } from './roles.ts';
 import { openSession, type PortalSession } from './session.ts';
@@ -99,9 +99,11 @@ export async function signIn(
   await clearFailures(svc.db, input.address, emailSha256);
   const opened = await svc.db.transaction().execute(async (trx) => {
     const s = await openSession(svc, trx, signedIn);
-    await asUser(signedIn, () =>
-      audit(trx, { action: 'portal.sign_in', target: signedIn.partnerId, at: new Date() }),
-    );
+    await audit(trx, portalActor(signedIn), {
+      action: 'portal.sign_in',
+      target: signedIn.partnerId,
+      at: new Date(),
+    });
     return s;
   });
   return { ok: true, ...opened };

@@ -1,6 +1,6 @@
-import { audit } from '../admin/operators.ts';
+import { audit } from '../actor.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
+import { portalActor } from './actor.ts';
 import type { PortalUser } from './roles.ts';
 import { endSession } from './session.ts';
 
@@ -8,9 +8,11 @@ import { endSession } from './session.ts';
 export async function signOut(svc: Services, sessionId: string | undefined, user: PortalUser): Promise<void> {
   await svc.db.transaction().execute(async (trx) => {
     if (await endSession(trx, sessionId)) {
-      await asUser(user, () =>
-        audit(trx, { action: 'portal.sign_out', target: user.partnerId, at: new Date() }),
-      );
+      await audit(trx, portalActor(user), {
+        action: 'portal.sign_out',
+        target: user.partnerId,
+        at: new Date(),
+      });
     }
   });
 }

@@ -1,7 +1,7 @@
 import { changePartner } from '../admin/partners.ts';
 import type { Services } from '../services.ts';
-import { asUser } from './actor.ts';
-import { requireArea, type PortalUser } from './roles.ts';
+import { portalActor } from './actor.ts';
+import type { PortalUser } from './roles.ts';
 
 /**
  * Switches the user's partner to timestamped request signatures, or back to accepting the
@@ -13,6 +13,5 @@ export async function setTimestampedSignatures(
   user: PortalUser,
   required: boolean,
 ): Promise<void> {
-  requireArea(user, 'developers');
-  await asUser(user, () => changePartner(svc, user.partnerId, { require_timestamped_signature: required }));
+  await changePartner(svc, portalActor(user), user.partnerId, { require_timestamped_signature: required });
 }

@@ -1,8 +1,6 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { WebhookEventType } from '../../domain/order-state.ts';
-import type { DB, WebhookEventsTable } from '../schema.ts';
-
-type Conn = Kysely<DB> | Transaction<DB>;
+import type { DB, Db, WebhookEventsTable } from '../schema.ts';
 
 /** One event as list-events reads it. */
 export interface ListedEvent {
@@ -16,7 +14,7 @@ export interface ListedEvent {
 }
 
 /** The position of a partner's own event, for a cursor; undefined for another's or an unknown id. */
-export async function eventPosition(db: Conn, partnerId: string, id: string): Promise<string | undefined> {
+export async function eventPosition(db: Db, partnerId: string, id: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('webhook_events')
     .select('seq')
@@ -32,7 +30,7 @@ export async function eventPosition(db: Conn, partnerId: string, id: string): Pr
  * position) index, merged: a rare type among a partner's many events costs as little as a common one.
  */
 export async function partnerEvents(
-  db: Conn,
+  db: Db,
   f: {
     partnerId: string;
     since: Date;
@@ -82,7 +80,7 @@ export async function purgeEventsBefore(trx: Transaction<DB>, before: Date, limi
 }
 
 /** A partner's newest events, newest first, as the portal's Developers page lists them. */
-export async function recentEvents(db: Conn, partnerId: string, since: Date, limit: number) {
+export async function recentEvents(db: Db, partnerId: string, since: Date, limit: number) {
   return db
     .selectFrom('webhook_events')
     .select(['id', 'status', 'order_id', 'state', 'created_at'])

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { assertTransition } from '../../domain/order-state.ts';
-import { compiledOnce } from '../compiled.ts';
+import { compiledOnce, type Param } from '../compiled.ts';
 import type { Db } from '../schema.ts';
 import { deliveryState, eventBody } from './webhooks.ts';
 
@@ -56,7 +56,7 @@ export async function completeIssuedOrder(
 const completionStatement = compiledOnce(
   (
     db,
-    a: {
+    param: Param<{
       orderId: string;
       from: string;
       idx: number | undefined;
@@ -66,41 +66,41 @@ const completionStatement = compiledOnce(
       eventId: string;
       body: string;
       at: Date;
-    },
+    }>,
     shape,
   ) => {
     const statement = sql<{ moved: boolean; queued: boolean }>`
     with ${
       shape === 'item'
         ? sql`item as (
-            update order_items set issued = ${a.issued}::jsonb, file_token = ${a.fileToken}::text
-            where order_id = ${a.orderId}::text and idx = ${a.idx}::int
+            update order_items set issued = ${param('issued')}::jsonb, file_token = ${param('fileToken')}::text
+            where order_id = ${param('orderId')}::text and idx = ${param('idx')}::int
             returning order_id, idx),
           document as (
             insert into documents (token, order_id, idx, pdf, created_at)
-            select ${a.fileToken}::text, item.order_id, item.idx, ${a.pdf}::bytea, ${a.at}::timestamptz
+            select ${param('fileToken')}::text, item.order_id, item.idx, ${param('pdf')}::bytea, ${param('at')}::timestamptz
             from item),`
         : sql``
     }
     moved as (
-      update orders set status = 'completed', completed_at = ${a.at}::timestamptz, updated_at = ${a.at}::timestamptz
-      where id = ${a.orderId}::text and status = ${a.from}::text
+      update orders set status = 'completed', completed_at = ${param('at')}::timestamptz, updated_at = ${param('at')}::timestamptz
+      where id = ${param('orderId')}::text and status = ${param('from')}::text
       returning id, partner_id),
     history as (
       insert into order_events (order_id, from_status, to_status, reason, actor, at)
-      select moved.id, ${a.from}::text, 'completed', 'all products issued', 'system', ${a.at}::timestamptz
+      select moved.id, ${param('from')}::text, 'completed', 'all products issued', 'system', ${param('at')}::timestamptz
       from moved),
     event as (
       insert into webhook_events (id, partner_id, order_id, status, body, state, created_at)
-      select ${a.eventId}::text, p.id, moved.id, 'completed', ${a.body}::text,
+      select ${param('eventId')}::text, p.id, moved.id, 'completed', ${param('body')}::text,
         ${deliveryState('p', 'completed', sql.ref('moved.id'))},
-        ${a.at}::timestamptz
+        ${param('at')}::timestamptz
       from moved join partners p on p.id = moved.partner_id
       on conflict (order_id, status) do nothing
       returning id, partner_id, state),
     queued as (
       insert into webhook_outbox (event_id, partner_id, queued_at)
-      select event.id, event.partner_id, ${a.at}::timestamptz from event where event.state = 'pending'
+      select event.id, event.partner_id, ${param('at')}::timestamptz from event where event.state = 'pending'
       returning event_id)
     select exists (select 1 from moved) as moved, exists (select 1 from queued) as queued`;
     return { compile: () => statement.compile(db) };

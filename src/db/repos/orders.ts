@@ -1,8 +1,8 @@
 import { normalPhone } from '../../domain/phone.ts';
 import DataLoader from 'dataloader';
-import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
 import { assertTransition, type OrderStatus } from '../../domain/order-state.ts';
-import { compiledOnce } from '../compiled.ts';
+import { compiledOnce, type Param } from '../compiled.ts';
 import type { DB, NewOrderItem, OrderItemRow, OrderRow, OrdersTable, Db } from '../schema.ts';
 
 /**
@@ -16,7 +16,7 @@ export async function insertOrder(
   items: NewOrderItem[],
   actor: string,
 ): Promise<void> {
-  const args: Record<string, unknown> = { actor };
+  const args: InsertOrderArgs = { actor, 'o.id': order.id, 'o.created_at': order.created_at };
   const orderColumns = Object.keys(order);
   for (const c of orderColumns) args[`o.${c}`] = order[c as keyof typeof order];
   const itemColumns = Object.keys(items[0] ?? {});
@@ -26,11 +26,14 @@ export async function insertOrder(
   await insertOrderStatement(db, args, `${orderColumns.join(',')}|${itemColumns.join(',')}|${items.length}`);
 }
 
+/** The order's first event: who created it, and when. */
+type InsertOrderArgs = { actor: string; 'o.id': string; 'o.created_at': Date } & Record<string, unknown>;
+
 /** Shape: the order's columns | the items' columns | how many items. */
-const insertOrderStatement = compiledOnce((db, a: Record<string, unknown>, shape) => {
+const insertOrderStatement = compiledOnce((db, param: Param<InsertOrderArgs>, shape) => {
   const [orderColumns, itemColumns, count] = shape.split('|') as [string, string, string];
-  const row = (prefix: string, columns: string) =>
-    Object.fromEntries(columns.split(',').map((c) => [c, a[`${prefix}.${c}`]]));
+  const row = (prefix: string, columns: string): Record<string, unknown> =>
+    Object.fromEntries(columns.split(',').map((c) => [c, param(`${prefix}.${c}`)]));
   const order = row('o', orderColumns) as Insertable<OrdersTable>;
   const items = Array.from({ length: Number(count) }, (_, i) => row(String(i), itemColumns) as NewOrderItem);
   return db
@@ -38,12 +41,12 @@ const insertOrderStatement = compiledOnce((db, a: Record<string, unknown>, shape
     .with('i', (q) => q.insertInto('order_items').values(items).returning('order_id'))
     .insertInto('order_events')
     .values({
-      order_id: a['o.id'] as string,
+      order_id: param('o.id'),
       from_status: null,
       to_status: 'draft',
       reason: null,
-      actor: a.actor as string,
-      at: a['o.created_at'] as Date,
+      actor: param('actor'),
+      at: param('o.created_at'),
     });
 });
 
@@ -73,12 +76,12 @@ export async function lockOrderWithItems(
   return { order, items: _items };
 }
 
-const lockOrderWithItemsStatement = compiledOnce((db, a: { id: string }) =>
+const lockOrderWithItemsStatement = compiledOnce((db, param: Param<{ id: string }>) =>
   db
     .selectFrom('orders')
     .selectAll('orders')
     .select(itemsOfOrder.as('_items'))
-    .where('id', '=', a.id)
+    .where('id', '=', param('id'))
     .forUpdate(),
 );
 
@@ -89,7 +92,7 @@ const lockOrderWithItemsStatement = compiledOnce((db, a: { id: string }) =>
  * cached, so a read still sees what was committed before it was asked for.
  */
 export function findOrderWithItems(
-  db: Kysely<DB>,
+  db: Db,
   id: string,
 ): Promise<{ order: OrderRow; items: OrderItemRow[] } | undefined> {
   let loader = orderLoaders.get(db);
@@ -109,16 +112,16 @@ export function findOrderWithItems(
 }
 
 const orderLoaders = new WeakMap<
-  Kysely<DB>,
+  Db,
   DataLoader<string, { order: OrderRow; items: OrderItemRow[] } | undefined>
 >();
 
-const ordersWithItemsStatement = compiledOnce((db, a: { ids: string[] }) =>
+const ordersWithItemsStatement = compiledOnce((db, param: Param<{ ids: string[] }>) =>
   db
     .selectFrom('orders')
     .selectAll('orders')
     .select(itemsOfOrder.as('_items'))
-    .where('id', '=', sql<string>`any(${a.ids}::text[])`),
+    .where('id', '=', sql<string>`any(${param('ids')}::text[])`),
 );
 
 export async function orderItems(db: Db, orderId: string): Promise<OrderItemRow[]> {
@@ -144,14 +147,7 @@ export async function transition(
   },
 ): Promise<boolean> {
   assertTransition(from, to);
-  const args: Record<string, unknown> = {
-    id,
-    from,
-    to,
-    reason: e.reason ?? null,
-    actor: e.actor,
-    at: e.at,
-  };
+  const args: TransitionArgs = { id, from, to, reason: e.reason ?? null, actor: e.actor, at: e.at };
   let shape = '';
   for (const [column, value] of Object.entries(e.set ?? {})) {
     if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
@@ -164,16 +160,26 @@ export async function transition(
   return rows.length > 0;
 }
 
-const transitionStatement = compiledOnce((db, a: Record<string, unknown>, shape) => {
+/** The move and its event; `set.<column>` for each further column set (the shape names them). */
+type TransitionArgs = {
+  id: string;
+  from: OrderStatus;
+  to: OrderStatus;
+  reason: string | null;
+  actor: string;
+  at: Date;
+} & Record<`set.${string}`, unknown>;
+
+const transitionStatement = compiledOnce((db, param: Param<TransitionArgs>, shape) => {
   const set: Record<string, unknown> = {};
-  for (const column of shape.split(',').filter(Boolean)) set[column] = a[`set.${column}`];
+  for (const column of shape.split(',').filter(Boolean)) set[column] = param(`set.${column}`);
   return db
     .with('moved', (q) =>
       q
         .updateTable('orders')
-        .set({ ...(set as Updateable<OrdersTable>), status: a.to as OrderStatus, updated_at: a.at as Date })
-        .where('id', '=', a.id as string)
-        .where('status', '=', a.from as OrderStatus)
+        .set({ ...(set as Updateable<OrdersTable>), status: param('to'), updated_at: param('at') })
+        .where('id', '=', param('id'))
+        .where('status', '=', param('from'))
         .returning('id'),
     )
     .insertInto('order_events')
@@ -184,25 +190,35 @@ const transitionStatement = compiledOnce((db, a: Record<string, unknown>, shape)
         .selectFrom('moved')
         .select([
           'moved.id',
-          sql<OrderStatus>`${a.from}::text`.as('from_status'),
-          sql<OrderStatus>`${a.to}::text`.as('to_status'),
-          sql<string | null>`${a.reason}::text`.as('reason'),
-          sql<string>`${a.actor}::text`.as('actor'),
-          sql<Date>`${a.at}::timestamptz`.as('at'),
+          sql<OrderStatus>`${param('from')}::text`.as('from_status'),
+          sql<OrderStatus>`${param('to')}::text`.as('to_status'),
+          sql<string | null>`${param('reason')}::text`.as('reason'),
+          sql<string>`${param('actor')}::text`.as('actor'),
+          sql<Date>`${param('at')}::timestamptz`.as('at'),
         ]),
     )
     .returning('order_events.id');
 });
 
 const itemIssuedStatement = compiledOnce(
-  (db, a: { orderId: string; idx: number; issued: string; fileToken: string; pdf: Uint8Array; at: Date }) =>
+  (
+    db,
+    param: Param<{
+      orderId: string;
+      idx: number;
+      issued: string;
+      fileToken: string;
+      pdf: Uint8Array;
+      at: Date;
+    }>,
+  ) =>
     db
       .with('item', (q) =>
         q
           .updateTable('order_items')
-          .set({ issued: a.issued, file_token: a.fileToken })
-          .where('order_id', '=', a.orderId)
-          .where('idx', '=', a.idx)
+          .set({ issued: param('issued'), file_token: param('fileToken') })
+          .where('order_id', '=', param('orderId'))
+          .where('idx', '=', param('idx'))
           .returning(['order_id', 'idx']),
       )
       .insertInto('documents')
@@ -211,11 +227,11 @@ const itemIssuedStatement = compiledOnce(
         eb
           .selectFrom('item')
           .select([
-            sql<string>`${a.fileToken}::text`.as('token'),
+            sql<string>`${param('fileToken')}::text`.as('token'),
             'item.order_id',
             'item.idx',
-            sql<Uint8Array>`${a.pdf}::bytea`.as('pdf'),
-            sql<Date>`${a.at}::timestamptz`.as('created_at'),
+            sql<Uint8Array>`${param('pdf')}::bytea`.as('pdf'),
+            sql<Date>`${param('at')}::timestamptz`.as('created_at'),
           ]),
       ),
 );

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { partnerSecretContext, type SecretBox } from '../../secrets/secret-box.ts';
 import type { WebhookEventType } from '../../domain/order-state.ts';
 import type { DB, PartnerRow, Db } from '../schema.ts';
@@ -28,7 +28,7 @@ export const SECRET_OVERLAP_MS = 24 * 3_600_000;
  */
 const boundBoxes = new WeakMap<object, SecretBox>();
 
-export function bindSecretBox(db: Kysely<DB>, box: SecretBox): void {
+export function bindSecretBox(db: Db, box: SecretBox): void {
   boundBoxes.set(db, box);
 }
 

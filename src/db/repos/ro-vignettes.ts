@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely';
-import type { DB } from '../schema.ts';
+import { sql } from 'kysely';
+import type { Db } from '../schema.ts';
 
 export interface IssuedRoVignette {
   category: string;
@@ -13,7 +13,7 @@ export interface IssuedRoVignette {
  * registration country or by VIN, still valid on `today`: the one ending last.
  */
 export async function lastIssuedRoVignette(
-  db: Kysely<DB>,
+  db: Db,
   q: { country: string; plate?: string; vin?: string; today: string; exceptOrder?: string },
 ): Promise<IssuedRoVignette | null> {
   if (!q.plate && !q.vin) return null;

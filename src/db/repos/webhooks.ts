@@ -1,8 +1,8 @@
-import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { WebhookEventType } from '../../domain/order-state.ts';
 import type { Db } from '../database.ts';
 import type { DB, WebhookEventsTable } from '../schema.ts';
-import { compiledOnce } from '../compiled.ts';
+import { compiledOnce, type Param } from '../compiled.ts';
 
 export type WebhookEventRow = Selectable<WebhookEventsTable>;
 
@@ -60,7 +60,7 @@ export function newEventState(orderId: unknown): RawBuilder<'waiting' | 'pending
   ) then 'waiting' else 'pending' end`;
 }
 
-const orderEventStatement = compiledOnce((db, e: NewOrderEvent & { body: string }) =>
+const orderEventStatement = compiledOnce((db, param: Param<NewOrderEvent & { body: string }>) =>
   db
     .insertInto('webhook_events')
     .columns(['id', 'partner_id', 'order_id', 'status', 'body', 'state', 'created_at'])
@@ -68,15 +68,15 @@ const orderEventStatement = compiledOnce((db, e: NewOrderEvent & { body: string 
       eb
         .selectFrom('partners')
         .select([
-          sql<string>`${e.id}::text`.as('id'),
+          sql<string>`${param('id')}::text`.as('id'),
           'partners.id',
-          sql<string>`${e.orderId}::text`.as('order_id'),
-          sql<WebhookEventType>`${e.status}::text`.as('status'),
-          sql<string>`${e.body}::text`.as('body'),
-          deliveryState('partners', e.status, e.orderId).as('state'),
-          sql<Date>`${e.at}::timestamptz`.as('created_at'),
+          sql<string>`${param('orderId')}::text`.as('order_id'),
+          sql<WebhookEventType>`${param('status')}::text`.as('status'),
+          sql<string>`${param('body')}::text`.as('body'),
+          deliveryState('partners', param('status'), param('orderId')).as('state'),
+          sql<Date>`${param('at')}::timestamptz`.as('created_at'),
         ])
-        .where('partners.id', '=', e.partnerId),
+        .where('partners.id', '=', param('partnerId')),
     )
     .onConflict((oc) => oc.columns(['order_id', 'status']).doNothing())
     .returning(['id', 'state']),
@@ -127,8 +127,8 @@ export async function ensureOperatorEvent(db: Db, e: NewOrderEvent): Promise<Web
     .executeTakeFirstOrThrow();
 }
 
-const eventStatement = compiledOnce((db, a: { id: string }) =>
-  db.selectFrom('webhook_events').selectAll().where('id', '=', a.id),
+const eventStatement = compiledOnce((db, param: Param<{ id: string }>) =>
+  db.selectFrom('webhook_events').selectAll().where('id', '=', param('id')),
 );
 
 export async function findEvent(db: Db, id: string): Promise<WebhookEventRow | undefined> {
@@ -257,7 +257,7 @@ const attemptValues = (a: AttemptRecord) => ({
  * more: the attempt's foreign key locked the same row at the end of the statement already.
  */
 export async function settleUnlessWaiting(
-  db: Kysely<DB>,
+  db: Db,
   a: AttemptRecord,
   o: { attempts: number; state: 'delivered' | 'failed'; at: Date },
 ): Promise<{ applied: boolean; updated: boolean }> {
@@ -274,24 +274,26 @@ export async function settleUnlessWaiting(
 const settleUnlessWaitingStatement = compiledOnce(
   (
     db,
-    a: ReturnType<typeof attemptValues> & {
-      attempts: number;
-      state: 'delivered' | 'failed';
-      settled_at: Date;
-    },
+    param: Param<
+      ReturnType<typeof attemptValues> & {
+        attempts: number;
+        state: 'delivered' | 'failed';
+        settled_at: Date;
+      }
+    >,
   ) => {
     // Every transaction that creates an event of the order updates the order's row (a transition,
     // a correction, which may leave the status as it was), and each update gives the row a new
     // xmin: an unchanged xmin means that no event was committed since the snapshot.
     const applies = sql<boolean>`exists (select 1 from held) and not exists (
-      select 1 from webhook_events w where w.order_id = ${a.order_id} and w.state = 'waiting')`;
+      select 1 from webhook_events w where w.order_id = ${param('order_id')} and w.state = 'waiting')`;
     return db
       .with('held', (q) =>
         q
           .selectFrom('orders as o')
           .select('o.id')
-          .where('o.id', '=', a.order_id)
-          .where(sql<boolean>`o.xmin = (select s.xmin from orders s where s.id = ${a.order_id})`)
+          .where('o.id', '=', param('order_id'))
+          .where(sql<boolean>`o.xmin = (select s.xmin from orders s where s.id = ${param('order_id')})`)
           .forShare('o'),
       )
       .with('attempt', (q) =>
@@ -311,15 +313,15 @@ const settleUnlessWaitingStatement = compiledOnce(
           .expression(
             db
               .selectNoFrom([
-                sql<string>`${a.order_id}::text`.as('order_id'),
-                sql<string>`${a.event_id}::text`.as('event_id'),
-                sql<number | null>`${a.attempt}::int`.as('attempt'),
-                sql<string | null>`${a.url}::text`.as('url'),
-                sql<'automatic' | 'operator'>`${a.trigger}::text`.as('trigger'),
-                sql<Date>`${a.attempted_at}::timestamptz`.as('attempted_at'),
-                sql<number | null>`${a.http_status}::int`.as('http_status'),
-                sql<string | null>`${a.error}::text`.as('error'),
-                sql<number>`${a.latency_ms}::int`.as('latency_ms'),
+                sql<string>`${param('order_id')}::text`.as('order_id'),
+                sql<string>`${param('event_id')}::text`.as('event_id'),
+                sql<number | null>`${param('attempt')}::int`.as('attempt'),
+                sql<string | null>`${param('url')}::text`.as('url'),
+                sql<'automatic' | 'operator'>`${param('trigger')}::text`.as('trigger'),
+                sql<Date>`${param('attempted_at')}::timestamptz`.as('attempted_at'),
+                sql<number | null>`${param('http_status')}::int`.as('http_status'),
+                sql<string | null>`${param('error')}::text`.as('error'),
+                sql<number>`${param('latency_ms')}::int`.as('latency_ms'),
               ])
               .where(applies),
           )
@@ -328,8 +330,13 @@ const settleUnlessWaitingStatement = compiledOnce(
       .with('outcome', (q) =>
         q
           .updateTable('webhook_events')
-          .set({ attempts: a.attempts, state: a.state, next_attempt_at: null, settled_at: a.settled_at })
-          .where('id', '=', a.event_id)
+          .set({
+            attempts: param('attempts'),
+            state: param('state'),
+            next_attempt_at: null,
+            settled_at: param('settled_at'),
+          })
+          .where('id', '=', param('event_id'))
           .where('state', '=', 'pending')
           .where(applies)
           .returning('id'),

@@ -3,7 +3,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyRequest } from 'fastify';
-import { openDesk, productChoices, sellModule } from '../../app/portal/sell.ts';
+import { productChoices, sellModule } from '../../app/portal/sell.ts';
 import type { Services } from '../../app/services.ts';
 import { badRequest } from '../../domain/errors.ts';
 import { normalPhone } from '../../domain/phone.ts';
@@ -14,7 +14,6 @@ import { DEFAULT_LANGUAGE, formatsFor, translator, type T } from '../i18n.ts';
 import { deskWords, type DeskWords } from '../labels.ts';
 import { fieldId, fieldOfReason, pathOf, type Choices, type Field } from '../schema-form.ts';
 import { say } from '../reasons.ts';
-import { userOf } from '../web.ts';
 
 /**
  * What the steps of the sales desk share (docs/decisions/0060-sales-desk-forms-from-schemas.md,
@@ -46,7 +45,6 @@ export interface Desk {
 }
 
 export function deskOf(svc: Services, req: FastifyRequest, product?: string): Desk {
-  openDesk(userOf(req));
   const lang = req.portalLanguage ?? DEFAULT_LANGUAGE;
   const t = translator(lang);
   const f = formatsFor(lang);
@@ -248,7 +246,6 @@ export function saleToken(req: FastifyRequest, sale: SaleState): string {
 const startAgain = () => badRequest('This form is incomplete: start again from Sell.');
 
 export function saleOf(req: FastifyRequest, token: string): SaleState {
-  openDesk(userOf(req));
   const [payload = '', mac = ''] = token.split('.');
   const given = Buffer.from(mac, 'base64url');
   const expected = macOf(req, payload);

@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { readSale, sellPayFromWallet, sellRecordPayment } from '../../app/portal/sell.ts';
+import { readSale, sellPayOrderFromWallet, sellRecordPayment } from '../../app/portal/sell.ts';
 import type { Services } from '../../app/services.ts';
 import type { App } from '../../http/typed.ts';
 import { say } from '../reasons.ts';
 import { Id, showById, Text, unlessRefused, userOf, type Render } from '../web.ts';
+import { orderRights } from '../areas.ts';
 import { deskOf } from './desk.ts';
 
 /**
@@ -13,7 +14,7 @@ import { deskOf } from './desk.ts';
 export function salePages(app: App, svc: Services, render: Render): void {
   const showSale = showById(render, 'sell-draft', async (req, id) => {
     const desk = deskOf(svc, req);
-    const sale = await readSale(svc, userOf(req), id);
+    const sale = await readSale(svc, userOf(req), id, orderRights(userOf(req)));
     return {
       title: desk.t('sell.order', { id: sale.order.id }),
       current: 'sell',
@@ -35,7 +36,7 @@ export function salePages(app: App, svc: Services, render: Render): void {
     async (req, reply) =>
       unlessRefused(
         async () => {
-          await sellPayFromWallet(svc, userOf(req), req.params.id);
+          await sellPayOrderFromWallet(svc, userOf(req), req.params.id);
           return reply.redirect(`/portal/sell/orders/${encodeURIComponent(req.params.id)}?done=paid`, 303);
         },
         (r) => showSale(req, reply, req.params.id, { error: say(deskOf(svc, req).t, r.message) }, r.status),

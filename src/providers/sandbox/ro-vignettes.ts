@@ -1,6 +1,5 @@
-import type { Kysely } from 'kysely';
 import { lastIssuedRoVignette } from '../../db/repos/ro-vignettes.ts';
-import type { DB } from '../../db/schema.ts';
+import type { Db } from '../../db/schema.ts';
 import { addDays } from '../../domain/time.ts';
 import type { ActiveRoVignette, RoVignetteRegistry } from '../types.ts';
 import { TEST_VEHICLES } from './vehicles.ts';
@@ -13,9 +12,9 @@ const ACTIVE_TEST_VEHICLE = TEST_VEHICLES.find((v) => v.certificate === '1000000
  * its own completed orders, as the real registry would know them) and the test vehicle's one.
  */
 export class SandboxRoVignetteRegistry implements RoVignetteRegistry {
-  private readonly db: Kysely<DB>;
+  private readonly db: Db;
 
-  constructor(db: Kysely<DB>) {
+  constructor(db: Db) {
     this.db = db;
   }
 

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { KeyedBatches, type Settled } from '../../src/app/wallet-gate.ts';
+import { BatchesPerKey, type Settled } from '../../src/app/wallet-payment-batches.ts';
 
-describe('KeyedBatches', () => {
+describe('BatchesPerKey', () => {
   it('runs the first job of a key alone, then those that waited as one batch, in arrival order, other keys alongside', async () => {
     const log: string[] = [];
-    const batches = new KeyedBatches<string, string>(async (key, jobs) => {
+    const batches = new BatchesPerKey<string, string>(async (jobs) => {
+      const key = jobs[0]!.slice(0, 1);
       log.push(`${key}:${jobs.join(',')}+`);
       await new Promise((r) => setTimeout(r, 5));
       log.push(`${key}:${jobs.join(',')}-`);
@@ -34,7 +35,7 @@ describe('KeyedBatches', () => {
 
   it('fails only the jobs whose result is a failure, and the whole batch when the run throws', async () => {
     let throwNext = false;
-    const batches = new KeyedBatches<number, number>(async (_key, jobs) => {
+    const batches = new BatchesPerKey<number, number>(async (jobs) => {
       await Promise.resolve();
       if (throwNext) throw new Error('commit failed');
       return jobs.map((n): Settled<number> =>
