@@ -41,7 +41,8 @@ const REASONS: readonly (readonly [RegExp, string])[] = [
   [/^email must be an address like/, 'reason.email'],
   [/^A portal user with the email (?<email>\S+) exists already$/, 'reason.userExists'],
   [/^You cannot disable yourself/, 'reason.disableYourself'],
-  [/^User not found, or disabled already$/, 'reason.userNotFound'],
+  [/^User not found, or disabled( already)?$/, 'reason.userNotFound'],
+  [/^Partner not found$/, 'reason.partnerNotFound'],
   [/^The webhook URL is longer than 2000 characters$/, 'reason.webhookLong'],
   [/^Order is not payable \(status (?<status>\w+)\)$/, 'reason.notPayable'],
   [/^Order not found$/, 'reason.orderNotFound'],
@@ -178,6 +179,7 @@ const REASONS: readonly (readonly [RegExp, string])[] = [
   // The form itself: a character that cannot be stored, a value its schema refuses (Fastify's own
   // validation, or the API's schema on the desk). After every rule above that says `must`.
   [/ must not contain U\+0000 or an unpaired surrogate$/, 'reason.badText'],
+  [/^(Body is not valid JSON|Unsupported Media Type|Body cannot be empty)/, 'reason.unreadable'],
   [/^(body|querystring|params|headers)(\/\S*)? (must|is not a field)/, 'reason.invalidRequest'],
   [/^[\w/.[\]]+ (must (NOT |not |match |be |have |equal )|is not a field)/, 'reason.notValid'],
 ];

@@ -107,8 +107,8 @@ describe('refusals', () => {
   });
 
   it('that the catalogue does not know come after a sentence in the page’s language', () => {
-    expect(say(translator('ro'), 'Unsupported Media Type: text/plain')).toBe(
-      'Portalul nu a putut face acest lucru. Cuvintele serviciului, în engleză: Unsupported Media Type: text/plain',
+    expect(say(translator('ro'), 'Premature close')).toBe(
+      'Portalul nu a putut face acest lucru. Cuvintele serviciului, în engleză: Premature close',
     );
   });
 
@@ -130,7 +130,7 @@ describe('refusals', () => {
     const xml = await send('application/xml', '<product>rca</product>');
     expect(xml.statusCode).toBe(400);
     expect(xml.body).toContain('<html lang="ru">');
-    expect(xml.body).toContain('Форма содержала значение, которое портал не может принять');
+    expect(xml.body).toContain('Портал не смог прочитать эту форму: обновите страницу и отправьте её снова.');
     const large = await send(FORM['content-type'], `product=rca&f.vehicle=${'1'.repeat(70_000)}`);
     expect(large.statusCode).toBe(413);
     expect(large.body).toContain('Форма больше 64 КиБ.');
