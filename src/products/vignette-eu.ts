@@ -301,20 +301,25 @@ export const vignetteEu = defineProduct<EuDetails>()('vignette:eu', CatalogueSch
         return name;
       },
     );
-    const [k] = classesFor(c, v.profile);
-    if (!k)
-      throw productRule(
-        `No ${c.code} vignette is sold for a vehicle of category ${v.profile.category} of this mass or size`,
-      );
-    const o = c.options.find((x) => x.id === item.validity);
-    const p = o && priceOf(ctx, cat, o, k);
-    if (!o || !p) {
-      const ids = c.options.filter((x) => x.prices[k.id] !== undefined).map((x) => x.id);
-      throw productRule(
-        `Unknown validity ${item.validity} for country ${c.code}; available: ${ids.join(', ')}`,
-      );
-    }
-    requireStartDate(item.start_date, ctx.today, cat.max_interval);
+    const [{ k, o, p }] = await checkAll(
+      () => {
+        const [cls] = classesFor(c, v.profile);
+        if (!cls)
+          throw productRule(
+            `No ${c.code} vignette is sold for a vehicle of category ${v.profile.category} of this mass or size`,
+          );
+        const option = c.options.find((x) => x.id === item.validity);
+        const price = option && priceOf(ctx, cat, option, cls);
+        if (!option || !price) {
+          const ids = c.options.filter((x) => x.prices[cls.id] !== undefined).map((x) => x.id);
+          throw productRule(
+            `Unknown validity ${item.validity} for country ${c.code}; available: ${ids.join(', ')}`,
+          );
+        }
+        return { k: cls, o: option, p: price };
+      },
+      () => requireStartDate(item.start_date, ctx.today, cat.max_interval),
+    );
     const details: EuDetails = {
       request: item,
       country: c.code,
