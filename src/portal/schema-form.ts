@@ -313,7 +313,8 @@ export function formValues(body: Record<string, string | string[] | undefined>):
 /**
  * The field a reason names, when it names one of `keys`: a schema error's path
  * (`/foreign_vehicle` and its missing `category`) or a product rule's first words
- * (`start_date must be …`, `covered_territories: …`, `foreign_vehicle.vin is …`).
+ * (`start_date must be …`, `covered_territories: …`, `foreign_vehicle.vin is …`), or the field an
+ * `Unknown …` names (`Unknown company_name …`).
  */
 export function fieldOfReason(
   reason: string,
@@ -322,7 +323,10 @@ export function fieldOfReason(
 ): string | undefined {
   const candidates: string[] = [];
   if (instancePath !== undefined) candidates.push(instancePath.replace(/^\//, '').replaceAll('/', '.'));
-  const m = /^([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|\/|\[)[A-Za-z0-9_]+\]?)*)/.exec(reason);
+  // `Unknown insurance_company acme` names its field second.
+  const m = /^(?:Unknown (?=[a-z_]+ ))?([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|\/|\[)[A-Za-z0-9_]+\]?)*)/.exec(
+    reason,
+  );
   if (m) candidates.push(m[1]!.replaceAll('/', '.').replace(/\[(\d+)\]/g, '.$1'));
   for (const c of candidates) {
     for (let parts = c.split('.'); parts.length; parts = parts.slice(0, -1)) {

@@ -90,7 +90,7 @@ describe('refusals', () => {
     const ro = translator('ro');
     const ru = translator('ru');
     expect(say(ro, 'Unknown company_name Donaris')).toBe(
-      'Această companie de asigurări nu este oferită pentru această vânzare: alegeți din nou o ofertă.',
+      'nu este oferită pentru această vânzare: alegeți din nou o ofertă',
     );
     expect(say(ru, 'availability must be one of 3, 6, 12 months')).toBe(
       'должен быть одним из вариантов: 3, 6, 12 мес.',

@@ -4,7 +4,7 @@ import { productExamples } from '../../src/http/openapi-examples.ts';
 import { PRODUCT_MODULES } from '../../src/products/registry.ts';
 import { productChoices } from '../../src/app/portal/sell.ts';
 import { hasLabel } from '../../src/portal/labels.ts';
-import { valuesOf } from '../../src/portal/schema-form.ts';
+import { fieldOfReason, valuesOf } from '../../src/portal/schema-form.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { get, portalUser, post, type Signed } from './support.ts';
 
@@ -323,6 +323,15 @@ describe('every refusal of the product’s rules at once', () => {
     // What was typed is kept.
     expect(res.body).toContain(`value="${day(3)}"`);
     expect(res.body).toContain(`value="${day(10)}"`);
+  });
+
+  it('places each refusal beside the field it names, first words or the field an Unknown names', () => {
+    const keys = ['company_name', 'amount', 'persons.0.idnp', 'end_date', 'validity'];
+    expect(fieldOfReason('Unknown company_name Donaris VIG', keys)).toBe('company_name');
+    expect(fieldOfReason('Unknown validity 7d for country AT; available: 10d', keys)).toBe('validity');
+    expect(fieldOfReason('persons[0].idnp has an invalid check digit', keys)).toBe('persons.0.idnp');
+    expect(fieldOfReason('end_date must not be before start_date', keys)).toBe('end_date');
+    expect(fieldOfReason('Unknown product lottery', keys)).toBeUndefined();
   });
 
   it('get-offers on the API still answers the first refusal alone, as before', async () => {
