@@ -154,4 +154,24 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Speed through public, documented APIs only (decision 0105): no private Node stream or socket
+    // internals, no code generated at run time by our own hand.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...[
+          '_write',
+          '_writev',
+          '_destroy',
+          '_handle',
+          '_writableState',
+          '_readableState',
+          '_httpMessage',
+        ].map((property) => ({ property, message: 'a private Node internal: use the public API' })),
+      ],
+      'no-new-func': 'error',
+    },
+  },
 );

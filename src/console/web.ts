@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleSession } from '../app/admin/console-sessions.ts';
 import { forbidden } from '../domain/errors.ts';
-import { operatorMayWrite, type OperatorWrite } from '../http/operator-roles.ts';
+import { operatorMayWrite, ROLE_SCOPE, type OperatorWrite } from '../http/operator-roles.ts';
 import { fromHtmx, unlessRefused } from '../http/pages.ts';
 
 // The page plumbing both surfaces share, beside what is this surface's own.
@@ -52,9 +52,9 @@ export const by = (req: FastifyRequest) => req.consoleSession!.actor;
  * operator route `write` (OPERATOR_WRITES, one table for both): the refusal says what it cannot do.
  */
 export function requireRole(req: FastifyRequest, write: OperatorWrite, what: string): void {
-  const session = req.consoleSession!;
-  if (!operatorMayWrite(session.actor.role, write)) {
-    throw forbidden(`The support role cannot ${what}: it reads, and re-sends webhooks. Ask an admin.`);
+  const { role } = req.consoleSession!.actor;
+  if (!operatorMayWrite(role, write)) {
+    throw forbidden(`The ${role} role cannot ${what}: ${ROLE_SCOPE[role]}. Ask an admin.`);
   }
 }
 

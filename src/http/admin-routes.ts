@@ -17,7 +17,7 @@ import { SUB_WALLETS } from '../domain/wallet.ts';
 import { adminWalletRoutes } from './admin-wallet-routes.ts';
 import { reasonBody, sendError } from './errors.ts';
 import { refuseOverLimit, type OperatorAuthFailures } from './operator-auth-failures.ts';
-import { operatorMay } from './operator-roles.ts';
+import { operatorMay, ROLE_SCOPE } from './operator-roles.ts';
 import {
   AuditPage,
   Clock,
@@ -73,7 +73,10 @@ export async function adminRoutes(
     if (!operatorMay(operator.role, req.method, req.routeOptions.url)) {
       return sendError(
         reply,
-        reasonBody(403, `The support role cannot ${req.method} ${path}: it reads, and re-sends webhooks`),
+        reasonBody(
+          403,
+          `The ${operator.role} role cannot ${req.method} ${path}: ${ROLE_SCOPE[operator.role]}`,
+        ),
       );
     }
     operators.set(req, operatorActor(operator, 'api'));

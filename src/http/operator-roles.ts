@@ -36,6 +36,12 @@ export function operatorMay(role: OperatorRole, method: string, route: string | 
   return allowed ? allowed.includes(role) : role === 'admin';
 }
 
+/** What each role does, in the words of its refusals. */
+export const ROLE_SCOPE: Record<OperatorRole, string> = {
+  admin: 'it does everything',
+  support: 'it reads, and re-sends webhooks',
+};
+
 /** Whether `role` may do what the operator route `write` does. */
 export const operatorMayWrite = (role: OperatorRole, write: OperatorWrite): boolean =>
   OPERATOR_WRITES[write].includes(role);
