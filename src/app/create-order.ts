@@ -1,5 +1,5 @@
 import { normalPhone } from '../domain/phone.ts';
-import { DomainError, badRequest, productRule } from '../domain/errors.ts';
+import { DomainError, badRequest, recoded } from '../domain/errors.ts';
 import { orderId } from '../domain/ids.ts';
 import { endOfBusinessDay } from '../domain/time.ts';
 import { insertOrder } from '../db/repos/orders.ts';
@@ -38,7 +38,7 @@ export async function createOrder(svc: Services, partner: PartnerRow, input: Cre
       priced.push(await m.price(ctx, catalogueOf(svc, m), input.products[i]!));
     } catch (err) {
       if (err instanceof DomainError && err.code === 'vehicle_not_found')
-        throw productRule('Vehicle not found');
+        throw recoded(err, 'product_rule', 'Vehicle not found');
       throw err;
     }
   }

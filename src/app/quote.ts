@@ -1,4 +1,4 @@
-import { badRequest, DomainError, notFound } from '../domain/errors.ts';
+import { badRequest, DomainError, recoded } from '../domain/errors.ts';
 import type { PartnerRow } from '../db/schema.ts';
 import { productModule } from '../products/registry.ts';
 import { catalogueOf, productContext } from './product-context.ts';
@@ -19,8 +19,9 @@ export async function quote(
     const now = await svc.clock.now();
     return await m.quote(productContext(svc, now, partner), catalogueOf(svc, m), body);
   } catch (err) {
-    if (err instanceof DomainError && err.code === 'product_rule') throw badRequest(err.reason);
-    if (err instanceof DomainError && err.code === 'vehicle_not_found') throw notFound('Vehicle not found');
+    if (err instanceof DomainError && err.code === 'product_rule') throw recoded(err, 'bad_request');
+    if (err instanceof DomainError && err.code === 'vehicle_not_found')
+      throw recoded(err, 'not_found', 'Vehicle not found');
     throw err;
   }
 }

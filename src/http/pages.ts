@@ -59,9 +59,16 @@ export function statusOf(e: DomainError): number {
   }
 }
 
+/** A use case's refusal: its first reason, every reason of it (`checkAll`), and its status. */
+export interface Refusal {
+  message: string;
+  reasons: readonly string[];
+  status: number;
+}
+
 /** The refusal of a use case, or undefined when `e` is not one (then it is the error handler's). */
-export const refusal = (e: unknown): { message: string; status: number } | undefined =>
-  e instanceof DomainError ? { message: e.reason, status: statusOf(e) } : undefined;
+export const refusal = (e: unknown): Refusal | undefined =>
+  e instanceof DomainError ? { message: e.reason, reasons: e.reasons, status: statusOf(e) } : undefined;
 
 /**
  * `act`, or, when a use case refuses it (a DomainError), what `refused` makes of the refusal: the
@@ -70,7 +77,7 @@ export const refusal = (e: unknown): { message: string; status: number } | undef
  */
 export async function unlessRefused(
   act: () => Promise<FastifyReply>,
-  refused: (r: { message: string; status: number }) => Promise<FastifyReply>,
+  refused: (r: Refusal) => Promise<FastifyReply>,
 ): Promise<FastifyReply> {
   try {
     return await act();
@@ -225,6 +232,8 @@ export async function listPage<K extends string>(
     data: Record<string, unknown>;
     rows: K;
     load: (page: { cursor?: string }) => Promise<Record<K, unknown[]> & { next_cursor: string | null }>;
+    /** A refusal as the surface words it (the portal in the page's language); as it is by default. */
+    say?: (reason: string) => string;
   },
 ): Promise<FastifyReply> {
   const cursor = given(req.query.cursor);
@@ -237,7 +246,14 @@ export async function listPage<K extends string>(
       const next = page.next_cursor ? at(page.next_cursor) : null;
       return render(req, reply, o.view, { ...data, [o.rows]: page[o.rows], next });
     },
-    (r) => render(req, reply, o.view, { ...data, [o.rows]: [], next: null, error: r.message }, r.status),
+    (r) =>
+      render(
+        req,
+        reply,
+        o.view,
+        { ...data, [o.rows]: [], next: null, error: o.say ? o.say(r.message) : r.message },
+        r.status,
+      ),
   );
 }
 

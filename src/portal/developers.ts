@@ -9,7 +9,7 @@ import { sendTestEvent } from '../app/portal/send-test-event.ts';
 import type { Services } from '../app/services.ts';
 import { WEBHOOK_EVENT_TYPES } from '../domain/order-state.ts';
 import type { App } from '../http/typed.ts';
-import { say } from './reasons.ts';
+import { say, stored } from './reasons.ts';
 import { showPage, Text, tOf, unlessRefused, userOf, type Render } from './web.ts';
 
 /** A group of checkboxes: absent, one value, or several. */
@@ -139,7 +139,9 @@ export async function developerPages(app: App, svc: Services, render: Render): P
         return show(req, reply, {
           test,
           notice: test.delivered ? tOf(req)('dev.testDelivered') : undefined,
-          error: test.delivered ? undefined : `The test event was not delivered: ${test.error}.`,
+          error: test.delivered
+            ? undefined
+            : tOf(req)('dev.testFailed', { error: stored(tOf(req), test.error ?? '') }),
         });
       },
       (r) => show(req, reply, { error: say(tOf(req), r.message) }, r.status),

@@ -22,7 +22,6 @@ import {
   givenFields,
   Id,
   listPage,
-  NOTICES,
   showById,
   Text,
   tOf,
@@ -50,6 +49,7 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
     const { expiring, ...rest } = filters;
     return listPage(req, reply, render, {
       view: 'orders',
+      say: (reason) => say(tOf(req), reason),
       filters,
       data: {
         title: tOf(req)('orders.title'),
@@ -110,8 +110,15 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
   const onPage =
     (req: FastifyRequest, reply: FastifyReply, id: string) => (r: { message: string; status: number }) =>
       unlessRefused(
-        () => showOrder(req, reply, id, { error: r.message }, r.status),
-        () => render(req, reply, 'error', { title: 'Refused', message: r.message }, r.status),
+        () => showOrder(req, reply, id, { error: say(tOf(req), r.message) }, r.status),
+        () =>
+          render(
+            req,
+            reply,
+            'error',
+            { title: tOf(req)('error.title'), message: say(tOf(req), r.message) },
+            r.status,
+          ),
       );
 
   app.post(
@@ -193,22 +200,11 @@ export async function orderPages(app: App, svc: Services, render: Render): Promi
           const done = result.delivered ? 'resend-delivered' : 'resend-failed';
           if (back) return reply.redirect(back.replace('#', `?done=${done}#`), 303);
           // htmx swaps the page's main part in place; a plain form gets the page again by GET.
-          if (fromHtmx(req)) return showOrder(req, reply, id, { notice: NOTICES.get(done) });
+          if (fromHtmx(req)) return showOrder(req, reply, id, { notice: tOf(req)(`notice.${done}`) });
           return reply.redirect(`/portal/orders/${encodeURIComponent(id)}?done=${done}`, 303);
         },
         // The refusal on the order's page; on an error page when the page itself is refused.
-        (r) =>
-          unlessRefused(
-            () => showOrder(req, reply, id, { error: r.message }, r.status),
-            () =>
-              render(
-                req,
-                reply,
-                'error',
-                { title: tOf(req)('error.title'), message: say(tOf(req), r.message) },
-                r.status,
-              ),
-          ),
+        onPage(req, reply, id),
       );
     },
   );

@@ -38,7 +38,7 @@ import { chooseLanguage } from '../app/portal/choose-language.ts';
 import { DEFAULT_LANGUAGE, formatsFor, LANGUAGES, languageOf, translator } from './i18n.ts';
 import { areaRefusal } from './areas.ts';
 import { homeFor, navFor } from './nav.ts';
-import { say } from './reasons.ts';
+import { say, stored } from './reasons.ts';
 import { orderPages } from './orders.ts';
 import { developerPages } from './developers.ts';
 import { sellPages } from './sell/index.ts';
@@ -134,6 +134,8 @@ export async function portalRoutes(app: App, svc: Services): Promise<void> {
           languages: LANGUAGES,
           t,
           f: formatsFor(lang),
+          /** A stored text (an order's failure, a delivery's error) in words where the catalogue has them. */
+          reason: (text: string) => stored(t, text),
         };
       });
       const tOf = (req: FastifyRequest) => translator(req.portalLanguage ?? DEFAULT_LANGUAGE);

@@ -66,6 +66,9 @@ const isArray = (s: Json) => s.type === 'array';
 /** Lists of values by path: the product's own, then any country field's. */
 export type Choices = (key: string) => readonly Choice[] | undefined;
 
+/** A field's id in the page, from its key (`persons.0.birthday` → `f-persons-0-birthday`). */
+export const fieldId = (key: string) => `f-${key.replaceAll('.', '-').replaceAll(':', '-')}`;
+
 /** The path with its row numbers taken out (`persons.0.birthday` → `persons.birthday`). */
 export const pathOf = (key: string) =>
   key
@@ -142,7 +145,7 @@ export function fieldsOf(
     const base = {
       key,
       name: `f.${key}`,
-      id: `f-${key.replaceAll('.', '-').replaceAll(':', '-')}`,
+      id: fieldId(key),
       label: w.label(pathOf(key)),
       required,
       optional,
@@ -311,7 +314,8 @@ export function formValues(body: Record<string, string | string[] | undefined>):
 /**
  * The field a reason names, when it names one of `keys`: a schema error's path
  * (`/foreign_vehicle` and its missing `category`) or a product rule's first words
- * (`start_date must be …`, `covered_territories: …`, `foreign_vehicle.vin is …`).
+ * (`start_date must be …`, `covered_territories: …`, `foreign_vehicle.vin is …`), or the field an
+ * `Unknown …` names (`Unknown company_name …`).
  */
 export function fieldOfReason(
   reason: string,
@@ -320,7 +324,10 @@ export function fieldOfReason(
 ): string | undefined {
   const candidates: string[] = [];
   if (instancePath !== undefined) candidates.push(instancePath.replace(/^\//, '').replaceAll('/', '.'));
-  const m = /^([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|\/|\[)[A-Za-z0-9_]+\]?)*)/.exec(reason);
+  // `Unknown insurance_company acme` names its field second.
+  const m = /^(?:Unknown (?=[a-z_]+ ))?([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|\/|\[)[A-Za-z0-9_]+\]?)*)/.exec(
+    reason,
+  );
   if (m) candidates.push(m[1]!.replaceAll('/', '.').replace(/\[(\d+)\]/g, '.$1'));
   for (const c of candidates) {
     for (let parts = c.split('.'); parts.length; parts = parts.slice(0, -1)) {

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { productRule } from '../domain/errors.ts';
+import { checkAll, productRule } from '../domain/errors.ts';
 import { formatDmy } from '../domain/time.ts';
 import {
   Amount,
@@ -90,10 +90,15 @@ export const baggage = defineProduct<BaggageDetails>()('baggage', CatalogueSchem
   },
 
   async price(ctx, cat, item) {
-    requireIdnx('idnp', item.idnp, 'idnp');
-    const insurer = cat.insurers.find((i) => i.company === item.insurance_company);
-    if (!insurer) throw productRule(`Unknown insurance_company ${item.insurance_company}`);
-    requireWindowStart(ctx, cat, item.start_date);
+    const [, insurer] = await checkAll(
+      () => requireIdnx('idnp', item.idnp, 'idnp'),
+      () => {
+        const found = cat.insurers.find((i) => i.company === item.insurance_company);
+        if (!found) throw productRule(`Unknown insurance_company ${item.insurance_company}`);
+        return found;
+      },
+      () => requireWindowStart(ctx, cat, item.start_date),
+    );
     const p = baggagePrice(ctx, cat, insurer, item.baggage_pcs);
     const flights = item.flight_numbers.map(normaliseFlight);
     return {

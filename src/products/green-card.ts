@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { productRule } from '../domain/errors.ts';
+import { checkAll, productRule } from '../domain/errors.ts';
 import { endDateForDays } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import {
@@ -124,10 +124,14 @@ export const greenCard = defineProduct<GreenCardDetails>()('green-card', Catalog
   },
 
   async price(ctx, cat, item) {
-    const v = await insuredVehicle(ctx, item.vehicle, item.idnx);
-    if (!cat.insurers.includes(item.insurance_company))
-      throw productRule(`Unknown insurance_company ${item.insurance_company}`);
-    requireWindowStart(ctx, cat, item.start_date);
+    const [v] = await checkAll(
+      () => insuredVehicle(ctx, item.vehicle, item.idnx),
+      () => {
+        if (!cat.insurers.includes(item.insurance_company))
+          throw productRule(`Unknown insurance_company ${item.insurance_company}`);
+      },
+      () => requireWindowStart(ctx, cat, item.start_date),
+    );
     const p = greenCardPrice(ctx, cat, v, item.region, item.duration);
     return {
       price: p.price,

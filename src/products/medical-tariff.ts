@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { productRule } from '../domain/errors.ts';
+import { checkAll, productRule } from '../domain/errors.ts';
 import { deepFreeze } from '../domain/freeze.ts';
 import { ageOn, daysBetween, endDateForMonths } from '../domain/time.ts';
 import { Amount, Coefficient, convertedPrice, minorOf, mulCoefficient } from './pricing.ts';
@@ -96,46 +96,53 @@ function regionOf(cat: MedicalCatalogue, territories: string[]): MedicalRegion {
   return cat.regions[widest]!;
 }
 
-/** The trip rules beyond the schema: single vs multiple trips, dates, ages. */
-export function resolveTrip(
+/** The trip's end and the days it is charged for: a single trip's dates, or a multi-trip cover's. */
+function tripSpan(cat: MedicalCatalogue, req: TripRequest): { endDate: string; insuredDays: number } {
+  if (!req.is_multiple_type) {
+    if (!req.end_date) throw productRule('end_date is required for a single trip (is_multiple_type false)');
+    if (req.end_date < req.start_date) throw productRule('end_date must not be before start_date');
+    const insuredDays = daysBetween(req.start_date, req.end_date) + 1;
+    if (insuredDays > cat.max_trip_days)
+      throw productRule(`A single trip lasts at most ${cat.max_trip_days} days`);
+    return { endDate: req.end_date, insuredDays };
+  }
+  if (req.availability === undefined || req.insured_days === undefined)
+    throw productRule(
+      'availability and insured_days are required for multiple trips (is_multiple_type true)',
+    );
+  const months = cat.multiple_trip.availability_months;
+  if (!months.includes(req.availability))
+    throw productRule(`availability must be one of ${months.join(', ')} months`);
+  const endDate = endDateForMonths(req.start_date, req.availability);
+  const span = daysBetween(req.start_date, endDate) + 1;
+  if (req.insured_days > span)
+    throw productRule(`insured_days must not exceed the ${span} days of the availability period`);
+  return { endDate, insuredDays: req.insured_days };
+}
+
+/** A person's age on the trip's first day, when they may be insured. */
+function ageOf(cat: MedicalCatalogue, req: TripRequest, birthday: string, i: number): number {
+  if (birthday > req.start_date) throw productRule(`persons[${i}]: birthday ${birthday} is after start_date`);
+  const age = ageOn(birthday, req.start_date);
+  const oldest = cat.age_bands.at(-1)!.max_age;
+  if (age > oldest) throw productRule(`persons[${i}]: persons older than ${oldest} cannot be insured`);
+  return age;
+}
+
+/** The trip rules beyond the schema: single vs multiple trips, dates, ages; every refusal at once. */
+export async function resolveTrip(
   ctx: ProductContext,
   cat: MedicalCatalogue,
   req: TripRequest,
   birthdays: string[],
-): Trip {
-  const region = regionOf(cat, req.covered_territories);
-  requireWindowStart(ctx, cat, req.start_date);
-  let endDate: string;
-  let insuredDays: number;
-  if (!req.is_multiple_type) {
-    if (!req.end_date) throw productRule('end_date is required for a single trip (is_multiple_type false)');
-    if (req.end_date < req.start_date) throw productRule('end_date must not be before start_date');
-    insuredDays = daysBetween(req.start_date, req.end_date) + 1;
-    if (insuredDays > cat.max_trip_days)
-      throw productRule(`A single trip lasts at most ${cat.max_trip_days} days`);
-    endDate = req.end_date;
-  } else {
-    if (req.availability === undefined || req.insured_days === undefined)
-      throw productRule(
-        'availability and insured_days are required for multiple trips (is_multiple_type true)',
-      );
-    const months = cat.multiple_trip.availability_months;
-    if (!months.includes(req.availability))
-      throw productRule(`availability must be one of ${months.join(', ')} months`);
-    endDate = endDateForMonths(req.start_date, req.availability);
-    const span = daysBetween(req.start_date, endDate) + 1;
-    if (req.insured_days > span)
-      throw productRule(`insured_days must not exceed the ${span} days of the availability period`);
-    insuredDays = req.insured_days;
-  }
-  const oldest = cat.age_bands.at(-1)!.max_age;
-  const ages = birthdays.map((b, i) => {
-    if (b > req.start_date) throw productRule(`persons[${i}]: birthday ${b} is after start_date`);
-    const age = ageOn(b, req.start_date);
-    if (age > oldest) throw productRule(`persons[${i}]: persons older than ${oldest} cannot be insured`);
-    return age;
-  });
-  return { region, startDate: req.start_date, endDate, insuredDays, ages };
+): Promise<Trip> {
+  const [region, , span, ages] = await checkAll(
+    () => regionOf(cat, req.covered_territories),
+    () => requireWindowStart(ctx, cat, req.start_date),
+    () => tripSpan(cat, req),
+    () => checkAll(...birthdays.map((b, i) => () => ageOf(cat, req, b, i))),
+  );
+  return { region, startDate: req.start_date, ...span, ages };
 }
 
 /**

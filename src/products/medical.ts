@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { productRule } from '../domain/errors.ts';
+import { checkAll, productRule } from '../domain/errors.ts';
 import { baniToMdl } from '../domain/money.ts';
 import { formatDmy } from '../domain/time.ts';
 import { countryName, iso2Of } from './countries.ts';
@@ -163,7 +163,7 @@ export const medical = defineProduct<MedicalDetails>()('medical', MedicalCatalog
   }),
 
   async quote(ctx, cat, req) {
-    const t = resolveTrip(ctx, cat, req, req.persons);
+    const t = await resolveTrip(ctx, cat, req, req.persons);
     const priceOf = medicalPricer(ctx, cat, req, t);
     const companies = cat.companies.map((c) => ({
       company: c,
@@ -197,22 +197,32 @@ export const medical = defineProduct<MedicalDetails>()('medical', MedicalCatalog
   },
 
   async price(ctx, cat, item) {
-    item.persons.forEach((p, i) => requireIdnx(`persons[${i}].idnp`, p.idnp, 'idnp'));
-    requireIdnx('contractor.idnx', item.contractor.idnx);
-    if (item.contractor.type === 'company' && !item.contractor.idnx.startsWith('1'))
-      throw productRule('contractor.idnx of a company must be an IDNO');
-    const t = resolveTrip(
-      ctx,
-      cat,
-      item,
-      item.persons.map((p) => p.birthday),
+    const [, , t, company] = await checkAll(
+      () => checkAll(...item.persons.map((p, i) => () => requireIdnx(`persons[${i}].idnp`, p.idnp, 'idnp'))),
+      () => {
+        requireIdnx('contractor.idnx', item.contractor.idnx);
+        if (item.contractor.type === 'company' && !item.contractor.idnx.startsWith('1'))
+          throw productRule('contractor.idnx of a company must be an IDNO');
+      },
+      async () => {
+        const trip = await resolveTrip(
+          ctx,
+          cat,
+          item,
+          item.persons.map((p) => p.birthday),
+        );
+        if (!trip.region.amounts.includes(item.amount))
+          throw productRule(
+            `amount ${item.amount} is not offered for ${trip.region.label}; offered: ${trip.region.amounts.join(', ')}`,
+          );
+        return trip;
+      },
+      () => {
+        const found = cat.companies.find((c) => companyName(ctx, c) === item.company_name);
+        if (!found) throw productRule(`Unknown company_name ${item.company_name}`);
+        return found;
+      },
     );
-    if (!t.region.amounts.includes(item.amount))
-      throw productRule(
-        `amount ${item.amount} is not offered for ${t.region.label}; offered: ${t.region.amounts.join(', ')}`,
-      );
-    const company = cat.companies.find((c) => companyName(ctx, c) === item.company_name);
-    if (!company) throw productRule(`Unknown company_name ${item.company_name}`);
     const p = medicalPricer(ctx, cat, item, t)(company, item.amount);
     return {
       price: p.price,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { productRule } from '../domain/errors.ts';
+import { checkAll, productRule } from '../domain/errors.ts';
 import { baniToMdl, parseDecimal } from '../domain/money.ts';
 import { endDateForDays } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
@@ -101,10 +101,15 @@ export const rca = defineProduct<RcaDetails>()('rca', CatalogueSchema, {
   },
 
   async price(ctx, cat, item) {
-    const v = await insuredVehicle(ctx, item.vehicle, item.idnx);
-    const company = cat.insurers.find((c) => c.company === item.insurance_company);
-    if (!company) throw productRule(`Unknown insurance_company ${item.insurance_company}`);
-    requireWindowStart(ctx, cat, item.start_date);
+    const [v, company] = await checkAll(
+      () => insuredVehicle(ctx, item.vehicle, item.idnx),
+      () => {
+        const found = cat.insurers.find((c) => c.company === item.insurance_company);
+        if (!found) throw productRule(`Unknown insurance_company ${item.insurance_company}`);
+        return found;
+      },
+      () => requireWindowStart(ctx, cat, item.start_date),
+    );
     const base = premiums(cat, v, item.idnx)(company);
     const endDate = endDateForDays(item.start_date, 365);
     return {

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { productRule } from '../domain/errors.ts';
+import { checkAll, productRule } from '../domain/errors.ts';
 import { endDateForDays, endDateForMonths } from '../domain/time.ts';
 import type { RegisteredVehicle } from '../providers/types.ts';
 import { EU_CATEGORIES } from '../domain/vehicle.ts';
@@ -104,16 +104,24 @@ export const roadside = defineProduct<RoadsideDetails>()('roadside-assistance-eu
   },
 
   async price(ctx, cat, item) {
-    const v = await requireVehicle(ctx, item.vehicle);
-    if (!eligible(cat, v)) {
-      throw productRule(
-        `Roadside assistance covers only category A (M1) vehicles up to ${cat.eligibility.max_mass_kg} kg; ` +
-          `${v.plate} is ${v.category}, ${v.maxMassKg} kg`,
-      );
-    }
-    const p = cat.periods.find((x) => x.id === item.period);
-    if (!p) throw productRule(`Period ${item.period} is not on sale`);
-    requireWindowStart(ctx, cat, item.start_date);
+    const [v, p] = await checkAll(
+      async () => {
+        const found = await requireVehicle(ctx, item.vehicle);
+        if (!eligible(cat, found)) {
+          throw productRule(
+            `Roadside assistance covers only category A (M1) vehicles up to ${cat.eligibility.max_mass_kg} kg; ` +
+              `${found.plate} is ${found.category}, ${found.maxMassKg} kg`,
+          );
+        }
+        return found;
+      },
+      () => {
+        const period = cat.periods.find((x) => x.id === item.period);
+        if (!period) throw productRule(`Period ${item.period} is not on sale`);
+        return period;
+      },
+      () => requireWindowStart(ctx, cat, item.start_date),
+    );
     const price = priceOf(ctx, cat, p);
     const details: RoadsideDetails = {
       request: item,

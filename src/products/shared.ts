@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { productRule, vehicleNotFound } from '../domain/errors.ts';
+import { checkAll, productRule, vehicleNotFound } from '../domain/errors.ts';
 import { idnxProblem } from '../domain/idnx.ts';
 import { addDays, isValidDate } from '../domain/time.ts';
 import type { IssueReceipt, RegisteredVehicle } from '../providers/types.ts';
@@ -33,8 +33,10 @@ export async function insuredVehicle(
   certificate: string,
   idnx: string,
 ): Promise<RegisteredVehicle> {
-  const v = await requireVehicle(ctx, certificate);
-  requireIdnx('idnx', idnx);
+  const [v] = await checkAll(
+    () => requireVehicle(ctx, certificate),
+    () => requireIdnx('idnx', idnx),
+  );
   return v;
 }
 

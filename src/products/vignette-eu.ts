@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { productRule } from '../domain/errors.ts';
+import { checkAll, productRule } from '../domain/errors.ts';
 import { formatAmount } from '../domain/money.ts';
 import { endDateForDays } from '../domain/time.ts';
 import { EU_CATEGORIES, normalisePlate, type EuCategory } from '../domain/vehicle.ts';
@@ -257,13 +257,15 @@ export const vignetteEu = defineProduct<EuDetails>()('vignette:eu', CatalogueSch
 
   async quote(ctx, cat, req) {
     const lang = langOf(req.lang);
-    const profile = await quoteProfile(ctx, req);
+    const [profile] = await checkAll(
+      () => quoteProfile(ctx, req),
+      () => (req.start_date ? requireStartDate(req.start_date, ctx.today, cat.max_interval) : undefined),
+    );
     // A destination not on sale has no offer to answer (create-order refuses it, naming those on sale).
     const countries =
       req.country === undefined
         ? cat.countries
         : cat.countries.filter((c) => c.code === req.country!.toUpperCase());
-    if (req.start_date) requireStartDate(req.start_date, ctx.today, cat.max_interval);
     const offers = [];
     for (const c of countries) {
       for (const k of classesFor(c, profile)) {
@@ -290,24 +292,34 @@ export const vignetteEu = defineProduct<EuDetails>()('vignette:eu', CatalogueSch
   },
 
   async price(ctx, cat, item) {
-    const holder = ctx.customer?.name?.trim();
-    const c = countryOf(cat, countryIso2('country', item.country));
-    const v = await orderVehicle(ctx, item);
-    if (!holder) throw productRule('customer.name is required: it is the vignette holder');
-    const [k] = classesFor(c, v.profile);
-    if (!k)
-      throw productRule(
-        `No ${c.code} vignette is sold for a vehicle of category ${v.profile.category} of this mass or size`,
-      );
-    const o = c.options.find((x) => x.id === item.validity);
-    const p = o && priceOf(ctx, cat, o, k);
-    if (!o || !p) {
-      const ids = c.options.filter((x) => x.prices[k.id] !== undefined).map((x) => x.id);
-      throw productRule(
-        `Unknown validity ${item.validity} for country ${c.code}; available: ${ids.join(', ')}`,
-      );
-    }
-    requireStartDate(item.start_date, ctx.today, cat.max_interval);
+    const [c, v, holder] = await checkAll(
+      () => countryOf(cat, countryIso2('country', item.country)),
+      () => orderVehicle(ctx, item),
+      () => {
+        const name = ctx.customer?.name?.trim();
+        if (!name) throw productRule('customer.name is required: it is the vignette holder');
+        return name;
+      },
+    );
+    const [{ k, o, p }] = await checkAll(
+      () => {
+        const [cls] = classesFor(c, v.profile);
+        if (!cls)
+          throw productRule(
+            `No ${c.code} vignette is sold for a vehicle of category ${v.profile.category} of this mass or size`,
+          );
+        const option = c.options.find((x) => x.id === item.validity);
+        const price = option && priceOf(ctx, cat, option, cls);
+        if (!option || !price) {
+          const ids = c.options.filter((x) => x.prices[cls.id] !== undefined).map((x) => x.id);
+          throw productRule(
+            `Unknown validity ${item.validity} for country ${c.code}; available: ${ids.join(', ')}`,
+          );
+        }
+        return { k: cls, o: option, p: price };
+      },
+      () => requireStartDate(item.start_date, ctx.today, cat.max_interval),
+    );
     const details: EuDetails = {
       request: item,
       country: c.code,

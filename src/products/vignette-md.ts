@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { productRule } from '../domain/errors.ts';
+import { checkAll, productRule } from '../domain/errors.ts';
 import { formatAmount } from '../domain/money.ts';
 import { endDateForDays, endDateForMonths } from '../domain/time.ts';
 import { normalisePlate } from '../domain/vehicle.ts';
@@ -163,16 +163,15 @@ export const vignetteMd = defineProduct<MdDetails>()('vignette:md', CatalogueSch
   },
 
   async price(ctx, cat, item) {
-    const t = tariffOf(cat, item.vehicle_category, item.period);
-    const country = foreignCountryIso2('country', item.country);
     const isIdnp = /^[0-9]{13}$/.test(item.identity_document);
-    if (isIdnp) requireIdnx('identity_document', item.identity_document, 'idnp');
-    const residence = item.residence_country
-      ? countryIso2('residence_country', item.residence_country)
-      : isIdnp
-        ? 'MD'
-        : country;
-    requireWindowStart(ctx, cat, item.start_date);
+    const [t, country, , residenceGiven] = await checkAll(
+      () => tariffOf(cat, item.vehicle_category, item.period),
+      () => foreignCountryIso2('country', item.country),
+      () => (isIdnp ? requireIdnx('identity_document', item.identity_document, 'idnp') : undefined),
+      () => (item.residence_country ? countryIso2('residence_country', item.residence_country) : undefined),
+      () => requireWindowStart(ctx, cat, item.start_date),
+    );
+    const residence = residenceGiven ?? (isIdnp ? 'MD' : country);
     const plate = normalisePlate(item.registration_number, country);
     const p = priceOf(ctx, cat, t);
     const details: MdDetails = {

@@ -105,15 +105,13 @@ async function counts() {
 }
 
 /** An RCA quoted for the sandbox's test car and its owner, Moldasig's offer chosen. */
-async function rcaOrderForm(page: Page, shots = false): Promise<void> {
+async function rcaOrderForm(page: Page): Promise<void> {
   await product(page, 'rca');
   await page.getByLabel('Vehicle registration certificate number').fill('100000001');
   await page.getByLabel('IDNP or IDNO of the owner').fill('2003000000016');
-  if (shots) await screenshot(page, 'portal-sell');
   await accessible(page);
   await page.getByRole('button', { name: 'Get offers' }).click();
   await heading(page, 'Offers');
-  if (shots) await screenshot(page, 'portal-sell-offers');
   await accessible(page);
   await page.getByRole('button', { name: /^Choose RCA 12 luni, Moldasig/ }).click();
   await heading(page, 'Create order');
@@ -127,22 +125,19 @@ async function customer(page: Page): Promise<void> {
 
 it('sells an RCA, pays it from the wallet and downloads the policy', async () => {
   const { page, errors } = await desk();
-  await rcaOrderForm(page, true);
+  await rcaOrderForm(page);
   await customer(page);
-  await screenshot(page, 'portal-sell-order');
   await accessible(page);
   await page.getByRole('button', { name: 'Create order' }).click();
   await page.waitForURL(ORDER_PAGE);
   const id = page.url().split('/').at(-1)!;
   expect(await page.locator('.facts').textContent()).toMatch(/MDL\s1,512\.00/);
-  await screenshot(page, 'portal-sell-draft');
   await accessible(page);
 
   await page.getByRole('button', { name: 'Pay from wallet' }).click();
   await page.waitForURL(/\?done=paid$/);
   const download = page.getByRole('link', { name: 'Download policy' });
   await download.waitFor({ timeout: 15_000 });
-  await screenshot(page, 'portal-sell-completed');
   await accessible(page);
   const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
   expect(file.suggestedFilename()).toBe(`${id}-1.pdf`);
@@ -218,7 +213,6 @@ it('shows a refused rule beside its field, and creates nothing', async () => {
   const reason = await page.locator('#f-start_date-error').textContent();
   expect(reason).toMatch(/^Start date: must be between \d\d\.\d\d\.\d{4} and \d\d\.\d\d\.\d{4}$/);
   expect(await page.getByLabel('Start date').getAttribute('aria-invalid')).toBe('true');
-  await screenshot(page, 'portal-sell-refused');
   await accessible(page);
   expect(await counts()).toEqual(before);
   expect(errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
@@ -315,4 +309,37 @@ it('sells without JavaScript: a baggage insurance with two flights, paid at the 
   } finally {
     await page.close();
   }
+});
+
+it('shows every rule a form breaks at once: in the summary, linked, and beside each field', async () => {
+  const { page, errors } = await desk();
+  await product(page, 'medical');
+  // Three product rules broken at once: the start too far ahead, the end before it, a traveller
+  // born after it (issue 48).
+  await page.getByLabel('Traveller 1').fill('2031-02-01');
+  await page.getByLabel('Start date').fill('2031-01-01');
+  await page.getByLabel(/^End date/).fill('2030-12-25');
+  await page.getByLabel('Covered territories').selectOption('EUROPE');
+  await page.getByRole('button', { name: 'Get offers' }).click();
+  const summary = page.locator('.error-summary');
+  await summary.waitFor();
+  expect(await summary.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')))).toEqual([
+    '#f-start_date',
+    '#f-end_date',
+    '#f-persons-0',
+  ]);
+  expect(await page.locator('#f-start_date-error').textContent()).toMatch(/^Start date: must be between/);
+  expect(await page.locator('#f-end_date-error').textContent()).toBe(
+    'End date: the end date must not be before the start date',
+  );
+  expect(await page.locator('#f-persons-0-error').textContent()).toBe(
+    'Traveller 1: the date of birth is after the start date',
+  );
+  expect(await page.getByLabel('Traveller 1').inputValue()).toBe('2031-02-01');
+  await page.evaluate('window.scrollTo(0, 0)');
+  await screenshot(page, 'portal-sell-refused');
+  await accessible(page);
+  await summary.locator('a').last().click();
+  expect(await page.evaluate('document.activeElement?.id')).toBe('f-persons-0');
+  expect(errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
 });

@@ -66,9 +66,12 @@ describe('the secret', () => {
 describe('the webhook', () => {
   it('refuses a URL the operator’s rule refuses, keeping what was typed, and changes nothing', async () => {
     const cases: [string, string][] = [
-      ['ftp://hooks.example/x', 'webhook_url must be http:// or https://'],
-      ['http://10.0.0.1/hook', 'webhook_url must point at a public address; 10.0.0.1 is not (private)'],
-      ['not a url', 'webhook_url must be an absolute URL'],
+      ['ftp://hooks.example/x', 'The webhook URL must start with http:// or https://.'],
+      [
+        'http://10.0.0.1/hook',
+        'The webhook URL must point at a public address on the internet; 10.0.0.1 is not one.',
+      ],
+      ['not a url', 'The webhook URL must be a whole address, like https://example.com/polita.'],
     ];
     for (const [url, reason] of cases) {
       const res = await post(h, '/portal/developers/webhook', developer.cookie, { webhook_url: url });

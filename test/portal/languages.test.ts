@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGUES, formatsFor, LANGUAGES, languageOf } from '../../src/portal/i18n.ts';
-import { REASON_KEYS } from '../../src/portal/reasons.ts';
+import { known, REASON_KEYS, say } from '../../src/portal/reasons.ts';
+import { translator } from '../../src/portal/i18n.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { csrfOf, FORM, form, portalUser } from './support.ts';
 
@@ -45,6 +46,94 @@ describe('the catalogues', () => {
       // Whole keys only: `t('nav.' + link.area)` is checked by the page tests.
       for (const m of text.matchAll(/\bt\('([^']+)'[,)]/g)) expect(known, `${file}: ${m[1]}`).toContain(m[1]);
     }
+  });
+});
+
+describe('refusals', () => {
+  /** One English reason of each kind a clerk may meet on a portal page (issue 48). */
+  const ENGLISH = [
+    'Unknown company_name Donaris',
+    'Unknown insurance_company acme',
+    'No tariff for insured amount 99999',
+    'amount 99999 is not offered for Europa; offered: 10000, 30000',
+    'availability must be one of 3, 6, 12 months',
+    'role must be one of: owner, developer, cashier, accountant',
+    'Order IAI123: The RO vignette price on this order is no longer valid (the vignette tariff system changed); create a new order',
+    'payment.amount 100.00 MDL does not match the order price 120.00 MDL',
+    'This order has no policy at that position',
+    'cursor is not valid',
+    'Unknown product lottery',
+    'There is no product lottery',
+    'The language must be ro, ru or en',
+    'webhook_url must point at a public address; 10.0.0.1 is not (private)',
+    'webhook_url must be https://',
+    'The provider refused to issue the policy: the rca provider refused the vehicle (sandbox test vehicle).',
+    'The insurer refused the cancellation: the rca insurer does not cancel policies of this vehicle',
+    'body/receipt_id must NOT have more than 1000 characters',
+    'customer/email must match format "email"',
+    'Order is draft: only a completed, failed, refunded or expired order has an event to re-send',
+    'Pentru vehicul categorie A nr.inmatriculare ACT009, exista rovinieta activa in perioada 27.08.2026 - 25.09.2026',
+  ];
+
+  it('are in the catalogue’s words in every language, none left in English', () => {
+    for (const lang of LANGUAGES) {
+      const t = translator(lang);
+      for (const reason of ENGLISH) {
+        const said = known(t, reason);
+        expect(said, `${lang}: ${reason}`).toBeDefined();
+        if (lang !== 'en') expect(said, `${lang}: ${reason}`).not.toContain(reason);
+      }
+    }
+  });
+
+  it('say a few in Romanian and Russian as a clerk reads them', () => {
+    const ro = translator('ro');
+    const ru = translator('ru');
+    expect(say(ro, 'Unknown company_name Donaris')).toBe(
+      'nu este oferită pentru această vânzare: alegeți din nou o ofertă',
+    );
+    expect(say(ru, 'availability must be one of 3, 6, 12 months')).toBe(
+      'должен быть одним из вариантов: 3, 6, 12 мес.',
+    );
+    expect(
+      say(
+        ro,
+        'Order IAI123: The RO vignette price on this order is no longer valid (the vignette tariff system changed); create a new order',
+      ),
+    ).toMatch(/^Comanda IAI123: Tariful vinietelor s-a schimbat/);
+    expect(say(ru, 'The provider refused to issue the policy: the rca provider refused the vehicle.')).toBe(
+      'Поставщик отказался выпустить полис: поставщик отказал этому транспортному средству.',
+    );
+  });
+
+  it('that the catalogue does not know come after a sentence in the page’s language', () => {
+    expect(say(translator('ro'), 'Premature close')).toBe(
+      'Portalul nu a putut face acest lucru. Cuvintele serviciului, în engleză: Premature close',
+    );
+  });
+
+  it('of Fastify itself (a body it cannot read, one too large) are in the page’s language', async () => {
+    const partner = await h.newPartner();
+    const user = await portalUser(h, partner.id, 'cashier');
+    const send = async (type: string, payload: string) =>
+      h.service.app.inject({
+        method: 'POST',
+        url: '/portal/sell/offers',
+        headers: {
+          cookie: user.cookie,
+          'content-type': type,
+          'x-csrf-token': await csrfOf(h, user.cookie),
+          'accept-language': 'ru',
+        },
+        payload,
+      });
+    const xml = await send('application/xml', '<product>rca</product>');
+    expect(xml.statusCode).toBe(400);
+    expect(xml.body).toContain('<html lang="ru">');
+    expect(xml.body).toContain('Портал не смог прочитать эту форму: обновите страницу и отправьте её снова.');
+    const large = await send(FORM['content-type'], `product=rca&f.vehicle=${'1'.repeat(70_000)}`);
+    expect(large.statusCode).toBe(413);
+    expect(large.body).toContain('Форма больше 64 КиБ.');
   });
 });
 
@@ -105,7 +194,10 @@ describe('the language of a page', () => {
         headers: { ...FORM, cookie: user.cookie },
         payload: form({ ...fields, _csrf: await csrfOf(h, user.cookie) }),
       });
-    expect((await send({ language: 'de', back: '/portal/orders' })).statusCode).toBe(400);
+    const de = await send({ language: 'de', back: '/portal/orders' });
+    expect(de.statusCode).toBe(400);
+    // In the catalogue's words (the user's language is English), not the API's.
+    expect(de.body).toContain('Choose Română, Русский or English.');
     const away = await send({ language: 'ro', back: 'https://evil.example/' });
     expect(away.headers.location).toBe('/portal?done=language-saved');
   });

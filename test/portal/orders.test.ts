@@ -1,3 +1,4 @@
+import { CATALOGUES } from '../../src/portal/i18n.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillCustomerPhones } from '../../src/db/migrations/0019-customer-phone.ts';
 import { localDate } from '../../src/domain/time.ts';
@@ -98,7 +99,10 @@ describe('the order list', () => {
 
     const bad = await get(h, '/portal/orders?status=lost', u.cookie);
     expect(bad.statusCode).toBe(400);
-    expect(bad.body).toContain('status must be one of draft');
+    expect(bad.body).toContain('<p class="error" role="alert">Choose a status from the list.</p>');
+    const ru = await get(h, '/portal/orders?product=lottery', u.cookie, { 'accept-language': 'ru' });
+    expect(ru.statusCode).toBe(400);
+    expect(ru.body).toContain(`<p class="error" role="alert">${CATALOGUES.ru['reason.productFilter']}</p>`);
   });
 });
 
@@ -124,7 +128,7 @@ describe('an order’s page', () => {
     await h.waitForStatus(failed, 'failed', { creds: partner });
     const page = await get(h, `/portal/orders/${failed}`, cashier.cookie);
     expect(page.body).toContain(
-      '<dt>Failure reason</dt><dd>The provider refused to issue the policy: the rca provider refused the vehicle (sandbox test vehicle).</dd>',
+      '<dt>Failure reason</dt><dd>The provider refused to issue the policy: the provider refused this vehicle.</dd>',
     );
 
     const done = await paidRcaOrder(h, partner, today);

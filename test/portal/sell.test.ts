@@ -4,7 +4,7 @@ import { productExamples } from '../../src/http/openapi-examples.ts';
 import { PRODUCT_MODULES } from '../../src/products/registry.ts';
 import { productChoices } from '../../src/app/portal/sell.ts';
 import { hasLabel } from '../../src/portal/labels.ts';
-import { valuesOf } from '../../src/portal/schema-form.ts';
+import { fieldOfReason, valuesOf } from '../../src/portal/schema-form.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { get, portalUser, post, type Signed } from './support.ts';
 
@@ -140,7 +140,9 @@ describe('the steps', () => {
     // Chosen: shown in words, kept in the signed sale, not asked again.
     expect(body).toContain('<dt>Insurance company</dt><dd>Moldasig</dd>');
     expect(body).toContain('<dd>100000001</dd>');
-    expect(body).not.toContain('id="f-vehicle"');
+    expect(body).not.toContain('name="f.vehicle"');
+    // The chosen value is where the error summary links when a rule refuses it.
+    expect(body).toContain('<div id="f-insurance_company" tabindex="-1"><dt>Insurance company</dt>');
     expect(body).not.toContain('name="f.insurance_company"');
     // The start date is asked, filled with the offer's first day.
     expect(body).toMatch(/id="f-start_date" name="f.start_date" type="date" value="\d{4}-\d\d-\d\d"/);
@@ -278,6 +280,116 @@ describe('errors', () => {
       /for="f-contractor-fullName">Company name <span class="optional">\(only for a company\)/,
     );
     expect(body).not.toContain('id="f-contractor-full_name"');
+  });
+});
+
+describe('every refusal of the product’s rules at once', () => {
+  const day = (n: number) => localDate(Date.now() + n * 86_400_000);
+  const trip = {
+    'f.persons.0': day(10),
+    '_rows.persons': '1',
+    'f.start_date': day(5),
+    'f.end_date': day(3),
+    'f.is_multiple_type': 'false',
+    'f.include_additional_risk': 'false',
+    'f.activity': 'TRVL',
+    'f.covered_territories': 'MDA',
+  };
+  /** The error summary's messages, in their order. */
+  const summaryOf = (body: string) => {
+    const start = body.indexOf('class="error-summary"');
+    expect(start, 'an error summary').toBeGreaterThan(0);
+    return [...body.slice(start, body.indexOf('</ul>', start)).matchAll(/<a href="([^"]+)">([^<]+)</g)].map(
+      (m) => [m[1], m[2]],
+    );
+  };
+
+  it('get-offers: three broken rules are three errors, each beside its field, in Romanian', async () => {
+    const res = await post(
+      h,
+      '/portal/sell/offers',
+      cashier.cookie,
+      { product: 'medical', ...trip },
+      { 'accept-language': 'ro' },
+    );
+    expect(res.statusCode).toBe(400);
+    expect(summaryOf(res.body)).toEqual([
+      ['#f-covered_territories', 'Teritorii acoperite: țara de reședință nu poate fi acoperită'],
+      ['#f-end_date', 'Data încheierii: data încheierii nu poate fi înaintea datei începerii'],
+      ['#f-persons-0', 'Călătorul 1: data nașterii este după data începerii'],
+    ]);
+    for (const id of ['f-covered_territories', 'f-end_date', 'f-persons-0'])
+      expect(res.body).toMatch(new RegExp(`id="${id}-error">[^<]+<`));
+    // What was typed is kept.
+    expect(res.body).toContain(`value="${day(3)}"`);
+    expect(res.body).toContain(`value="${day(10)}"`);
+  });
+
+  it('places each refusal beside the field it names, first words or the field an Unknown names', () => {
+    const keys = ['company_name', 'amount', 'persons.0.idnp', 'end_date', 'validity'];
+    expect(fieldOfReason('Unknown company_name Donaris VIG', keys)).toBe('company_name');
+    expect(fieldOfReason('Unknown validity 7d for country AT; available: 10d', keys)).toBe('validity');
+    expect(fieldOfReason('persons[0].idnp has an invalid check digit', keys)).toBe('persons.0.idnp');
+    expect(fieldOfReason('end_date must not be before start_date', keys)).toBe('end_date');
+    expect(fieldOfReason('Unknown product lottery', keys)).toBeUndefined();
+  });
+
+  it('get-offers on the API still answers the first refusal alone, as before', async () => {
+    const res = await h.call('get-offers', {
+      product: 'medical',
+      persons: [day(10)],
+      start_date: day(5),
+      end_date: day(3),
+      is_multiple_type: false,
+      include_additional_risk: false,
+      activity: 'TRVL',
+      covered_territories: ['MDA'],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe(
+      'covered_territories: MDA is the country of residence and cannot be covered',
+    );
+  });
+
+  it('create-order: three broken rules are three errors, each beside its field, in Russian', async () => {
+    const { body, fields } = await choose(
+      'medical',
+      { ...trip, 'f.covered_territories': 'EUROPE', 'f.end_date': day(12), 'f.persons.0': '1990-05-10' },
+      /EUR/,
+    );
+    const res = await post(
+      h,
+      '/portal/sell/create-order',
+      cashier.cookie,
+      {
+        ...inputsOf(body),
+        ...fields,
+        'f.end_date': day(4),
+        'f.persons.0.first_name': 'Elena',
+        'f.persons.0.last_name': 'Munteanu',
+        'f.persons.0.birthday': '1990-05-10',
+        'f.persons.0.address': 'str. Ștefan cel Mare 1, Chișinău',
+        'f.persons.0.passport': 'AB1234567',
+        'f.persons.0.idnp': '2003000000017',
+        'f.contractor.type': 'company',
+        'f.contractor.fullName': 'Trans Cargo SRL',
+        'f.contractor.idnx': '1021600002205',
+        'f.contractor.address': 'Chișinău',
+        'c.name': 'Elena Munteanu',
+        'c.phone': '069123456',
+      },
+      { 'accept-language': 'ru' },
+    );
+    expect(res.statusCode, res.body.slice(res.body.indexOf('<main'))).toBe(400);
+    const summary = summaryOf(res.body);
+    expect(summary.map(([href]) => href)).toEqual(['#f-end_date', '#f-persons-0-idnp', '#f-contractor-idnx']);
+    expect(summary.map(([, m]) => m)).toEqual([
+      'Дата окончания: дата окончания не может быть раньше даты начала',
+      expect.stringMatching(/^IDNP[^:]*: неверная контрольная цифра/),
+      expect.stringMatching(/^IDNP или IDNO: неверная контрольная цифра/),
+    ]);
+    expect(res.body).toContain('value="Trans Cargo SRL"');
+    expect(res.body).toContain('value="2003000000017"');
   });
 });
 
@@ -427,7 +539,7 @@ describe('the Romanian vignette on the sandbox clock', () => {
     expect(res.statusCode).toBe(400);
     const id = page.split('/').at(-1)!;
     expect(res.body).toContain(
-      `<p class="error" role="alert">Order ${id}: The RO vignette price on this order is no longer valid (the vignette tariff system changed); create a new order</p>`,
+      `<p class="error" role="alert">Order ${id}: The vignette tariff changed since this order was made, so its price is no longer valid: sell it again as a new order.</p>`,
     );
     expect(res.body).not.toContain('[API]');
     // Nothing changed.

@@ -64,11 +64,7 @@ describe('Invite user', () => {
     const before = await userCount();
     for (const [fields, status, reason] of [
       [{ email: 'nope', role: 'cashier' }, 400, 'Enter an email address like name@example.com.'],
-      [
-        { email: 'x@nord.example', role: 'boss' },
-        400,
-        'role must be one of: owner, developer, cashier, accountant',
-      ],
+      [{ email: 'x@nord.example', role: 'boss' }, 400, 'Choose a role from the list.'],
       // A colleague who joined already (another partner's user is invited as anyone: decision 0086).
       [
         { email: owner.email.toUpperCase(), role: 'cashier' },

@@ -97,7 +97,7 @@ describe('the wallet page', () => {
     for (const [query, reason] of [
       [`?from=${today}&to=${addDays(today, -1)}`, 'From must not be after To'],
       ['?from=2026-02-30', 'From and To must be dates, like 2026-09-30'],
-      ['?cursor=abc', 'cursor is not valid'],
+      ['?cursor=abc', 'This page of the list is no longer valid: open the list from its first page.'],
     ]) {
       const res = await get(h, `/portal/wallet${query}`, accountant.cookie);
       expect(res.statusCode, query).toBe(400);

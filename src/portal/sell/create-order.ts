@@ -61,14 +61,14 @@ export function createOrderPage(app: App, svc: Services, showDetails: ReturnType
     // The API's own schema last (what the form's checks missed is named in the API's words).
     const refused = apiRefusal(routes.createOrder.body, input);
     if (refused)
-      return showDetails(req, reply, { ...state, ...refusalErrors(desk, refused, fields, CUSTOMER) }, 400);
+      return showDetails(req, reply, { ...state, ...refusalErrors(desk, [refused], fields, CUSTOMER) }, 400);
     return unlessRefused(
       async () => {
         const id = await sellCreateOrder(svc, userOf(req), sale.once, input);
         return reply.redirect(`/portal/sell/orders/${encodeURIComponent(id)}`, 303);
       },
       (r) =>
-        showDetails(req, reply, { ...state, ...refusalErrors(desk, r.message, fields, CUSTOMER) }, r.status),
+        showDetails(req, reply, { ...state, ...refusalErrors(desk, r.reasons, fields, CUSTOMER) }, r.status),
     );
   });
 }

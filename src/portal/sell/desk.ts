@@ -12,7 +12,7 @@ import { COUNTRY_CHOICES } from '../../products/countries.ts';
 import type { Choice } from '../../products/types.ts';
 import { DEFAULT_LANGUAGE, formatsFor, translator, type T } from '../i18n.ts';
 import { deskWords, type DeskWords } from '../labels.ts';
-import { fieldOfReason, pathOf, type Choices, type Field } from '../schema-form.ts';
+import { fieldId, fieldOfReason, pathOf, type Choices, type Field } from '../schema-form.ts';
 import { say } from '../reasons.ts';
 
 /**
@@ -129,9 +129,7 @@ export function formErrors(desk: Desk, schema: TSchema, data: unknown, fields: r
 /** The error summary of a form: each message, linking to its field (the GOV.UK pattern). */
 export const summaryOf = (errors: Errors | undefined): { href: string; message: string }[] =>
   [...(errors ?? [])].map(([key, message]) => ({
-    href: key.startsWith('customer.')
-      ? `#c-${key.slice('customer.'.length)}`
-      : `#f-${key.replaceAll('.', '-').replaceAll(':', '-')}`,
+    href: key.startsWith('customer.') ? `#c-${key.slice('customer.'.length)}` : `#${fieldId(key)}`,
     message,
   }));
 
@@ -177,22 +175,34 @@ function messageOf(t: T, e: ErrorObject, field: Field): string {
 }
 
 /**
- * A refusal of a use case (the API's English reason) as the form's errors: beside the field it
- * names, or above the form, in the clerk's language where the catalogue knows the reason.
+ * The refusals of a use case (the API's English reasons, every one the product's rules gave:
+ * `checkAll`) as the form's errors: each beside the field it names (the first for a field), the
+ * others above the form, in the clerk's language.
  */
 export function refusalErrors(
   desk: Desk,
-  reason: string,
+  reasons: readonly string[],
   fields: readonly Field[],
   extra: readonly string[] = [],
-): { errors: Errors } | { error: string } {
-  const keys = [...flatFields(fields).map((f) => f.key), ...extra];
-  const key = fieldOfReason(reason, keys);
-  const message = say(desk.t, reason);
-  if (!key) return { error: message };
-  const field = flatFields(fields).find((f) => f.key === key);
-  const label = field?.label ?? desk.t(`field.${pathOf(key)}`);
-  return { errors: new Map([[key, desk.t('error.named', { label, message })]]) };
+): { errors: Errors; error?: string } {
+  const flat = flatFields(fields);
+  const keys = [...flat.map((f) => f.key), ...extra];
+  const errors: Errors = new Map();
+  const above: string[] = [];
+  for (const reason of reasons) {
+    const key = fieldOfReason(reason, keys);
+    const message = say(desk.t, reason);
+    if (!key) {
+      if (!above.includes(message)) above.push(message);
+      continue;
+    }
+    if (errors.has(key)) continue;
+    const label = flat.find((f) => f.key === key)?.label ?? desk.t(`field.${pathOf(key)}`);
+    errors.set(key, desk.t('error.named', { label, message }));
+  }
+  // In the order of the form, as the clerk reads it.
+  const sorted = new Map([...errors].sort(([a], [b]) => keys.indexOf(a) - keys.indexOf(b)));
+  return { errors: sorted, ...(above.length ? { error: above.join(' ') } : {}) };
 }
 
 /** The customer's fields, checked as the API checks them and as a phone must read (decision 0095). */

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sellModule } from '../../app/portal/sell.ts';
 import type { Services } from '../../app/services.ts';
 import type { App } from '../../http/typed.ts';
-import { fieldsOf, type Values } from '../schema-form.ts';
+import { fieldId, fieldsOf, type Values } from '../schema-form.ts';
 import type { Render } from '../web.ts';
 import {
   deskOf,
@@ -61,6 +61,8 @@ export function detailsForm(svc: Services, render: Render) {
     };
     const chosen = [...fixed].map((key) => ({
       key,
+      // The error summary links here when a rule refuses what the offer chose.
+      id: fieldId(key),
       label: all.find((x) => x.key === key)?.label ?? desk.words.label(key),
       value: [decided.get(key) ?? ''].flat().map((v) => shown(key, v)),
       error: o.errors?.get(key),

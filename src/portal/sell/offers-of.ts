@@ -1,5 +1,6 @@
 import { sellModule } from '../../app/portal/sell.ts';
 import { fieldsOf, valuesOf, type Field, type Values } from '../schema-form.ts';
+import { stored } from '../reasons.ts';
 import type { Desk, SaleState } from './desk.ts';
 
 /** What an offer of a product's get-offers answer looks like on the desk. */
@@ -47,7 +48,7 @@ function listed(desk: Desk, answer: object): DeskOffer[] {
         typeof o.min_start_date === 'string'
           ? t('sell.startsFrom', { date: words.f.date(o.min_start_date) })
           : '',
-        text(o.message),
+        stored(t, text(o.message)),
       ].filter(Boolean),
       chosen: scalars(o),
     }));

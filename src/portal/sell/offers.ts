@@ -65,7 +65,13 @@ export function offersPage(
         });
       },
       (r) =>
-        showQuote(req, reply, product, { values, rows, ...refusalErrors(desk, r.message, fields) }, r.status),
+        showQuote(
+          req,
+          reply,
+          product,
+          { registered, renewal, values, rows, ...refusalErrors(desk, r.reasons, fields) },
+          r.status,
+        ),
     );
   });
 }
