@@ -49,7 +49,9 @@ export async function checkAll(...checks: readonly (() => unknown)[]): Promise<r
   const refused: DomainError[] = [];
   for (const check of checks) {
     try {
-      values.push(await check());
+      // A check answered at once is not awaited: each await is a turn of the microtask queue.
+      const value = check();
+      values.push(value instanceof Promise ? await value : value);
     } catch (err) {
       if (!(err instanceof DomainError && GATHERED.has(err.code))) {
         if (refused.length) break;
