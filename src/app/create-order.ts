@@ -22,26 +22,7 @@ export const MAX_PRODUCTS_PER_ORDER = 10;
  * sends a price); one refused product refuses the order and nothing is stored.
  */
 export async function createOrder(svc: Services, partner: PartnerRow, input: CreateOrderInput) {
-  if (input.products.length < 1 || input.products.length > MAX_PRODUCTS_PER_ORDER) {
-    throw badRequest(`products must hold 1 to ${MAX_PRODUCTS_PER_ORDER} entries`);
-  }
-  const now = await svc.clock.now();
-  const ctx = productContext(svc, now, partner, input.customer);
-  const modules = input.products.map((p) => {
-    const m = productModule(p.product);
-    if (!m) throw badRequest(`Unknown product ${p.product}`);
-    return m;
-  });
-  const priced: PricedItem[] = [];
-  for (const [i, m] of modules.entries()) {
-    try {
-      priced.push(await m.price(ctx, catalogueOf(svc, m), input.products[i]!));
-    } catch (err) {
-      if (err instanceof DomainError && err.code === 'vehicle_not_found')
-        throw recoded(err, 'product_rule', 'Vehicle not found');
-      throw err;
-    }
-  }
+  const { now, modules, priced } = await priceOrder(svc, partner, input);
   const first = modules[0]!;
   const at = new Date(now);
   const starts = priced
@@ -111,3 +92,31 @@ export async function createOrder(svc: Services, partner: PartnerRow, input: Cre
 }
 
 export const isUniqueViolation = (err: unknown): boolean => (err as { code?: string })?.code === '23505';
+
+/**
+ * Every product of a create-order request checked by its rules and priced from the current tariff,
+ * at the service clock's now; stores nothing. The first refusal refuses the order.
+ */
+export async function priceOrder(svc: Services, partner: PartnerRow, input: CreateOrderInput) {
+  if (input.products.length < 1 || input.products.length > MAX_PRODUCTS_PER_ORDER) {
+    throw badRequest(`products must hold 1 to ${MAX_PRODUCTS_PER_ORDER} entries`);
+  }
+  const now = await svc.clock.now();
+  const ctx = productContext(svc, now, partner, input.customer);
+  const modules = input.products.map((p) => {
+    const m = productModule(p.product);
+    if (!m) throw badRequest(`Unknown product ${p.product}`);
+    return m;
+  });
+  const priced: PricedItem[] = [];
+  for (const [i, m] of modules.entries()) {
+    try {
+      priced.push(await m.price(ctx, catalogueOf(svc, m), input.products[i]!));
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'vehicle_not_found')
+        throw recoded(err, 'product_rule', 'Vehicle not found');
+      throw err;
+    }
+  }
+  return { now, modules, priced };
+}

@@ -295,6 +295,19 @@ describe('every refusal of the product’s rules at once', () => {
     'f.activity': 'TRVL',
     'f.covered_territories': 'MDA',
   };
+  /** A traveller and a company policyholder, each code with a wrong check digit. */
+  const traveller = {
+    'f.persons.0.first_name': 'Elena',
+    'f.persons.0.last_name': 'Munteanu',
+    'f.persons.0.birthday': '1990-05-10',
+    'f.persons.0.address': 'str. Ștefan cel Mare 1, Chișinău',
+    'f.persons.0.passport': 'AB1234567',
+    'f.persons.0.idnp': '2003000000017',
+    'f.contractor.type': 'company',
+    'f.contractor.fullName': 'Trans Cargo SRL',
+    'f.contractor.idnx': '1021600002205',
+    'f.contractor.address': 'Chișinău',
+  };
   /** The error summary's messages, in their order. */
   const summaryOf = (body: string) => {
     const start = body.indexOf('class="error-summary"');
@@ -323,6 +336,23 @@ describe('every refusal of the product’s rules at once', () => {
     // What was typed is kept.
     expect(res.body).toContain(`value="${day(3)}"`);
     expect(res.body).toContain(`value="${day(10)}"`);
+  });
+
+  it('get-offers: a form the form checks refuse shows the rules’ refusals beside their errors, at once', async () => {
+    const { 'f.activity': _activity, ...withoutActivity } = trip;
+    const res = await post(
+      h,
+      '/portal/sell/offers',
+      cashier.cookie,
+      { product: 'medical', ...withoutActivity },
+      { 'accept-language': 'en' },
+    );
+    expect(res.statusCode).toBe(400);
+    const summary = summaryOf(res.body);
+    expect(summary.map(([href]) => href).sort()).toEqual(
+      ['#f-activity', '#f-covered_territories', '#f-end_date', '#f-persons-0'].sort(),
+    );
+    expect(summary.find(([href]) => href === '#f-end_date')![1]).toMatch(/end date/i);
   });
 
   it('places each refusal beside the field it names, first words or the field an Unknown names', () => {
@@ -365,16 +395,7 @@ describe('every refusal of the product’s rules at once', () => {
         ...inputsOf(body),
         ...fields,
         'f.end_date': day(4),
-        'f.persons.0.first_name': 'Elena',
-        'f.persons.0.last_name': 'Munteanu',
-        'f.persons.0.birthday': '1990-05-10',
-        'f.persons.0.address': 'str. Ștefan cel Mare 1, Chișinău',
-        'f.persons.0.passport': 'AB1234567',
-        'f.persons.0.idnp': '2003000000017',
-        'f.contractor.type': 'company',
-        'f.contractor.fullName': 'Trans Cargo SRL',
-        'f.contractor.idnx': '1021600002205',
-        'f.contractor.address': 'Chișinău',
+        ...traveller,
         'c.name': 'Elena Munteanu',
         'c.phone': '069123456',
       },
@@ -390,6 +411,27 @@ describe('every refusal of the product’s rules at once', () => {
     ]);
     expect(res.body).toContain('value="Trans Cargo SRL"');
     expect(res.body).toContain('value="2003000000017"');
+  });
+
+  it('create-order: a customer the form refuses and the rules’ refusals come in one answer', async () => {
+    const { body, fields } = await choose(
+      'medical',
+      { ...trip, 'f.covered_territories': 'EUROPE', 'f.end_date': day(12), 'f.persons.0': '1990-05-10' },
+      /EUR/,
+    );
+    const res = await post(h, '/portal/sell/create-order', cashier.cookie, {
+      ...inputsOf(body),
+      ...fields,
+      ...traveller,
+      'c.name': 'Elena Munteanu',
+      'c.phone': '',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(summaryOf(res.body).map(([href]) => href)).toEqual([
+      '#f-persons-0-idnp',
+      '#f-contractor-idnx',
+      '#c-phone',
+    ]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { conflict, notFound } from '../../domain/errors.ts';
+import { conflict, DomainError, notFound } from '../../domain/errors.ts';
 import { addDays } from '../../domain/time.ts';
 import { baniToMdl } from '../../domain/money.ts';
 import { walletEligible } from '../../domain/wallet.ts';
@@ -11,7 +11,7 @@ import { PRODUCT_MODULES, productModule, type ProductCode } from '../../products
 import type { Choice } from '../../products/types.ts';
 import { audit } from '../actor.ts';
 import { confirmOrder } from '../confirm-order.ts';
-import { createOrder, type CreateOrderInput } from '../create-order.ts';
+import { createOrder, priceOrder, type CreateOrderInput } from '../create-order.ts';
 import { payOrderFromWallet } from '../pay-order-from-wallet.ts';
 import { catalogueOf } from '../product-context.ts';
 import { quote } from '../quote.ts';
@@ -71,6 +71,28 @@ export async function sellQuote(
   body: { product: string } & Record<string, unknown>,
 ): Promise<object> {
   return quote(svc, await partnerOf(svc, user), body);
+}
+
+/**
+ * What the product's rules refuse in a form the desk's own checks already refused (decision 0098):
+ * the step run as it would run, without changing anything (get-offers' quote; create-order's
+ * pricing of each product, which stores nothing), so the clerk sees the rules' refusals beside the
+ * form's in one answer. A request the form's checks refused may trip a rule on a missing value in a
+ * way no refusal names: any failure but a refusal is not said.
+ */
+export async function sellRuleRefusals(
+  svc: Services,
+  user: PortalUser,
+  step: { quote: { product: string } & Record<string, unknown> } | { order: CreateOrderInput },
+): Promise<readonly string[]> {
+  const partner = await partnerOf(svc, user);
+  try {
+    if ('quote' in step) await quote(svc, partner, step.quote);
+    else await priceOrder(svc, partner, step.order);
+  } catch (err) {
+    if (err instanceof DomainError) return err.reasons;
+  }
+  return [];
 }
 
 /**

@@ -1,4 +1,4 @@
-import { sellCreateOrder, sellModule } from '../../app/portal/sell.ts';
+import { sellCreateOrder, sellModule, sellRuleRefusals } from '../../app/portal/sell.ts';
 import type { Services } from '../../app/services.ts';
 import { routes } from '../../http/schemas.ts';
 import type { App } from '../../http/typed.ts';
@@ -13,6 +13,7 @@ import {
   one,
   refusalErrors,
   saleOf,
+  withRuleErrors,
 } from './desk.ts';
 import type { detailsForm } from './details.ts';
 import { prefill } from './offers-of.ts';
@@ -48,7 +49,6 @@ export function createOrderPage(app: App, svc: Services, showDetails: ReturnType
       ...formErrors(desk, m.schemas.order, item, fields),
       ...customerErrors(desk, customer),
     ]);
-    if (errors.size) return showDetails(req, reply, { ...state, errors }, 400);
     const input = {
       // Name and email may be left empty (the wire's customer holds them only when given).
       customer: {
@@ -58,6 +58,11 @@ export function createOrderPage(app: App, svc: Services, showDetails: ReturnType
       },
       products: [{ product: m.product, ...item }],
     };
+    if (errors.size) {
+      const refusals = await sellRuleRefusals(svc, userOf(req), { order: input });
+      const shown = withRuleErrors(errors, refusalErrors(desk, refusals, fields, CUSTOMER), fields, CUSTOMER);
+      return showDetails(req, reply, { ...state, ...shown }, 400);
+    }
     // The API's own schema last (what the form's checks missed is named in the API's words).
     const refused = apiRefusal(routes.createOrder.body, input);
     if (refused)

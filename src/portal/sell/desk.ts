@@ -205,6 +205,23 @@ export function refusalErrors(
   return { errors: sorted, ...(above.length ? { error: above.join(' ') } : {}) };
 }
 
+/**
+ * The form's own errors with the product rules' refusals beside them (decision 0098), so a form its
+ * own checks refuse names the rules' refusals too, in one answer: a field keeps its own error, a
+ * refusal is added for a field that has none, all in the order of the form. A refusal that names no
+ * field is left for the next submission: with a value missing it may be about that value.
+ */
+export function withRuleErrors(
+  own: Errors,
+  rules: { errors: Errors },
+  fields: readonly Field[],
+  extra: readonly string[] = [],
+): { errors: Errors } {
+  const keys = [...flatFields(fields).map((f) => f.key), ...extra];
+  const errors = new Map([...rules.errors, ...own]);
+  return { errors: new Map([...errors].sort(([a], [b]) => keys.indexOf(a) - keys.indexOf(b))) };
+}
+
 /** The customer's fields, checked as the API checks them and as a phone must read (decision 0095). */
 export function customerErrors(desk: Desk, c: { name: string; phone: string; email: string }): Errors {
   const errors: Errors = new Map();

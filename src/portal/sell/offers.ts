@@ -1,4 +1,4 @@
-import { sellModule, sellQuote } from '../../app/portal/sell.ts';
+import { sellModule, sellQuote, sellRuleRefusals } from '../../app/portal/sell.ts';
 import type { Services } from '../../app/services.ts';
 import type { App } from '../../http/typed.ts';
 import { fieldsOf, formValues, requestOf } from '../schema-form.ts';
@@ -12,6 +12,7 @@ import {
   refusalErrors,
   renewalIn,
   saleToken,
+  withRuleErrors,
 } from './desk.ts';
 import { offersOf } from './offers-of.ts';
 import type { quoteForm } from './quote-form.ts';
@@ -42,8 +43,11 @@ export function offersPage(
     const request = { product: m.product, ...item };
     const fields = fieldsOf(m.schemas.quote, { values, rows, choices: desk.choices, words: desk.words });
     const errors = formErrors(desk, m.schemas.quote, item, fields);
-    if (errors.size)
-      return showQuote(req, reply, product, { registered, renewal, values, rows, errors }, 400);
+    if (errors.size) {
+      const rules = refusalErrors(desk, await sellRuleRefusals(svc, userOf(req), { quote: request }), fields);
+      const shown = withRuleErrors(errors, rules, fields);
+      return showQuote(req, reply, product, { registered, renewal, values, rows, ...shown }, 400);
+    }
     return unlessRefused(
       async () => {
         const offers = offersOf(desk, await sellQuote(svc, userOf(req), request));
