@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { productRule } from '../domain/errors.ts';
+import { checkAll, productRule } from '../domain/errors.ts';
 import { baniToMdl, convertToBani, formatAmount, formatRate, parseRate } from '../domain/money.ts';
 import {
   activeVignetteMessage,
@@ -297,9 +297,15 @@ export const vignetteRo = defineProduct<Details>()('vignette:ro', CatalogueSchem
           (t) => t.duration === item.duration,
         )
       : undefined;
-    if (!tariff) throw productRule(NO_VIGNETTE);
-    requireStartDate(item.start_date, a.minStart, cat.max_interval);
-    const { ron, price } = amounts(ctx, cat, tariff.eur);
+    // Both read what the vehicle decided, not each other: refused together (decision 0098).
+    const [sold] = await checkAll(
+      () => {
+        if (!tariff) throw productRule(NO_VIGNETTE);
+        return tariff;
+      },
+      () => requireStartDate(item.start_date, a.minStart, cat.max_interval),
+    );
+    const { ron, price } = amounts(ctx, cat, sold.eur);
     const details: Details = {
       request: item,
       vehicle: a.vehicle,
