@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleCookie } from '../support/console.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { completedOrder, mdItem, rcaOrder } from './support.ts';
 
@@ -8,13 +9,7 @@ let cookie: string;
 beforeAll(async () => {
   h = await startHarness();
   await h.setClock('2026-12-01T10:00:00+02:00');
-  const res = await h.service.app.inject({
-    method: 'POST',
-    url: '/console/sign-in',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ token: h.adminToken }).toString(),
-  });
-  cookie = `polita_console=${res.cookies.find((c) => c.name === 'polita_console')!.value}`;
+  cookie = await consoleCookie(h);
 });
 afterAll(() => h?.close());
 

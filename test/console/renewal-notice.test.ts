@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleCookie } from '../support/console.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 
 /** The operator sets a partner's renewal notice (decision 0092) on its console page. */
@@ -6,13 +7,7 @@ let h: Harness;
 let cookie: string;
 beforeAll(async () => {
   h = await startHarness();
-  const res = await h.service.app.inject({
-    method: 'POST',
-    url: '/console/sign-in',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ token: h.adminToken }).toString(),
-  });
-  cookie = res.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+  cookie = await consoleCookie(h);
 });
 afterAll(() => h?.close());
 
