@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { timestampedSignatureHeader } from '../../src/signature.ts';
 import { startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { signedPost } from '../support/signed.ts';
 import { onlineBalance, rcaOrder } from './support.ts';
 
 /** cancel-order and correct-order as every /v1 write: idempotency keys, the rate limit, the signature. */
@@ -11,19 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-const send = (endpoint: string, body: unknown, key?: string, creds: Creds = h.demo) => {
-  const payload = JSON.stringify(body);
-  return h.service.app.inject({
-    method: 'POST',
-    url: `/v1/${endpoint}`,
-    headers: {
-      'content-type': 'application/json',
-      'x-polita-signature': timestampedSignatureHeader(creds.id, creds.secret, endpoint, payload),
-      ...(key ? { 'idempotency-key': key } : {}),
-    },
-    payload,
-  });
-};
+const send = (endpoint: string, body: unknown, key?: string, creds: Creds = h.demo) =>
+  signedPost(h, endpoint, body, key, creds);
 
 describe('cancel-order and correct-order on the wire', () => {
   it('answers a repeated Idempotency-Key with the first answer, byte for byte, booking nothing again', async () => {
