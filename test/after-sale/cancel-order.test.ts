@@ -1,16 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Creds, type Harness } from '../support/harness.ts';
-import { completedOrder, expectBooksClean, mdItem, onlineBalance, orderState, rcaOrder } from './support.ts';
+import type { Creds, Harness } from '../support/harness.ts';
+import {
+  completedOrder,
+  expectBooksClean,
+  harnessAtNow,
+  NOW,
+  mdItem,
+  onlineBalance,
+  orderState,
+  rcaOrder,
+} from './support.ts';
 
 let h: Harness;
 let partner: Creds;
-const NOW = '2026-12-01T10:00:00+02:00';
-
-beforeAll(async () => {
-  h = await startHarness();
-  await h.setClock(NOW);
-  partner = h.demo;
-});
+beforeAll(async () => ({ h, partner } = await harnessAtNow()));
 afterAll(() => h?.close());
 
 interface Preview {

@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleCookie } from '../support/console.ts';
-import { startHarness, type Harness } from '../support/harness.ts';
-import { completedOrder, mdItem, rcaOrder } from './support.ts';
+import type { Harness } from '../support/harness.ts';
+import { completedOrder, harnessAtNow, mdItem, rcaOrder } from './support.ts';
 
 /** The console says who cancelled or corrected an order, and when: on the order's page and in the audit log. */
 let h: Harness;
 let cookie: string;
 beforeAll(async () => {
-  h = await startHarness();
-  await h.setClock('2026-12-01T10:00:00+02:00');
+  ({ h } = await harnessAtNow());
   cookie = await consoleCookie(h);
 });
 afterAll(() => h?.close());

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Creds, type Harness } from '../support/harness.ts';
+import type { Creds, Harness } from '../support/harness.ts';
 import { signedPost } from '../support/signed.ts';
-import { onlineBalance, rcaOrder } from './support.ts';
+import { harnessAtNow, onlineBalance, rcaOrder } from './support.ts';
 
 /** cancel-order and correct-order as every /v1 write: idempotency keys, the rate limit, the signature. */
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
-  await h.setClock('2026-12-01T10:00:00+02:00');
+  ({ h } = await harnessAtNow());
 });
 afterAll(() => h?.close());
 

@@ -1,6 +1,17 @@
 import { expect } from 'vitest';
 import { reconcile } from '../../src/app/reconcile.ts';
-import { payment, rcaItem, type Creds, type Harness } from '../support/harness.ts';
+import { rcaItem, startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { paidOrder } from '../support/orders.ts';
+
+/** The after-sale tests' hour: 10:00 on 1 December 2026 in Chișinău. */
+export const NOW = '2026-12-01T10:00:00+02:00';
+
+/** A test file's service with its clock at NOW, and the demo partner that sells in it. */
+export async function harnessAtNow(): Promise<{ h: Harness; partner: Creds }> {
+  const h = await startHarness();
+  await h.setClock(NOW);
+  return { h, partner: h.demo };
+}
 
 /** A vignette:md item for a foreign car, its plate typed by the partner. */
 export const mdItem = (start: string, over: Record<string, unknown> = {}) => ({
@@ -23,22 +34,13 @@ export async function completedOrder(
   products: Record<string, unknown>[],
   via: 'wallet' | 'customer',
 ): Promise<{ id: string; price: number }> {
-  const created = await h.call<{ id: string; price: number }>(
-    'create-order',
-    { customer: { phone: '+37369000000', name: 'Ion Popescu' }, products },
+  const { id, price } = await paidOrder(
+    h,
     creds,
+    products,
+    via === 'wallet' ? 'pay-order-from-balance' : 'confirm-order',
+    { phone: '+37369000000', name: 'Ion Popescu' },
   );
-  expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const { id, price } = created.body;
-  const paid =
-    via === 'wallet'
-      ? await h.call('pay-order-from-balance', { id }, creds)
-      : await h.call(
-          'confirm-order',
-          { id, payment: payment(price, { paid_at: await h.service.svc.clock.now() }) },
-          creds,
-        );
-  expect(paid.status, JSON.stringify(paid.body)).toBe(200);
   await h.waitForStatus(id, 'completed', { creds });
   return { id, price };
 }

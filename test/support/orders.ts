@@ -33,6 +33,32 @@ export async function harnessWithPartner(
 }
 
 /**
+ * An order of `creds` for `products`, created for `customer` and paid, by confirm-order (a customer
+ * payment dated the sandbox clock's now) or from the partner's wallet; answers its id and price.
+ */
+export async function paidOrder(
+  h: Harness,
+  creds: Creds,
+  products: Record<string, unknown>[],
+  via: 'confirm-order' | 'pay-order-from-balance' = 'confirm-order',
+  customer: Record<string, string> = { phone: '+37369000000' },
+): Promise<{ id: string; price: number }> {
+  const created = await h.call<{ id: string; price: number }>('create-order', { customer, products }, creds);
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  const { id, price } = created.body;
+  const paid =
+    via === 'pay-order-from-balance'
+      ? await h.call('pay-order-from-balance', { id }, creds)
+      : await h.call(
+          'confirm-order',
+          { id, payment: payment(price, { paid_at: await h.service.svc.clock.now() }) },
+          creds,
+        );
+  expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+  return { id, price };
+}
+
+/**
  * An rca order of `creds` for `day` (yyyy-mm-dd, the sandbox clock's day), created and paid, by
  * confirm-order (a customer payment) or from the partner's wallet; returns its id.
  */
@@ -42,23 +68,7 @@ export async function paidRcaOrder(
   day: string,
   o: { item?: Record<string, unknown>; via?: 'confirm-order' | 'pay-order-from-balance' } = {},
 ): Promise<string> {
-  const created = await h.call<{ id: string; price: number }>(
-    'create-order',
-    { customer: { phone: '+37369000000' }, products: [rcaItem(day, o.item)] },
-    creds,
-  );
-  expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const { id, price } = created.body;
-  const paid =
-    o.via === 'pay-order-from-balance'
-      ? await h.call('pay-order-from-balance', { id }, creds)
-      : await h.call(
-          'confirm-order',
-          { id, payment: payment(price, { paid_at: await h.service.svc.clock.now() }) },
-          creds,
-        );
-  expect(paid.status, JSON.stringify(paid.body)).toBe(200);
-  return id;
+  return (await paidOrder(h, creds, [rcaItem(day, o.item)], o.via)).id;
 }
 
 /** The partner's order ids, newest first, as the operator sees them: proves whether anything was stored. */
