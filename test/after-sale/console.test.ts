@@ -7,7 +7,7 @@ import { completedOrder, harnessAtNow, mdItem, rcaOrder } from './support.ts';
 let h: Harness;
 let cookie: string;
 beforeAll(async () => {
-  ({ h } = await harnessAtNow());
+  h = await harnessAtNow();
   cookie = await consoleCookie(h);
 });
 afterAll(() => h?.close());

@@ -6,7 +6,7 @@ import { harnessAtNow, onlineBalance, rcaOrder } from './support.ts';
 /** cancel-order and correct-order as every /v1 write: idempotency keys, the rate limit, the signature. */
 let h: Harness;
 beforeAll(async () => {
-  ({ h } = await harnessAtNow());
+  h = await harnessAtNow();
 });
 afterAll(() => h?.close());
 

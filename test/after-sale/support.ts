@@ -1,17 +1,13 @@
 import { expect } from 'vitest';
 import { reconcile } from '../../src/app/reconcile.ts';
-import { rcaItem, startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { harnessAt, rcaItem, type Creds, type Harness } from '../support/harness.ts';
 import { paidOrder } from '../support/orders.ts';
 
 /** The after-sale tests' hour: 10:00 on 1 December 2026 in Chișinău. */
 export const NOW = '2026-12-01T10:00:00+02:00';
 
-/** A test file's service with its clock at NOW, and the demo partner that sells in it. */
-export async function harnessAtNow(): Promise<{ h: Harness; partner: Creds }> {
-  const h = await startHarness();
-  await h.setClock(NOW);
-  return { h, partner: h.demo };
-}
+/** A test file's service with its clock at NOW (its demo partner sells the orders). */
+export const harnessAtNow = (): Promise<Harness> => harnessAt(NOW);
 
 /** A vignette:md item for a foreign car, its plate typed by the partner. */
 export const mdItem = (start: string, over: Record<string, unknown> = {}) => ({

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { payment, rcaItem, startHarness, type Creds, type Harness } from './harness.ts';
+import { harnessAt, payment, rcaItem, type Creds, type Harness } from './harness.ts';
 import { extractPdfText } from './pdf-text.ts';
 
 /** A partner with a margin (in basis points), optionally with a webhook URL, created by the operator. */
@@ -27,8 +27,7 @@ export async function harnessWithPartner(
   partnerName: string,
   marginBp: number,
 ): Promise<{ h: Harness; partner: Creds }> {
-  const h = await startHarness();
-  await h.setClock(now);
+  const h = await harnessAt(now);
   return { h, partner: await partnerWithMargin(h, marginBp, undefined, partnerName) };
 }
 
