@@ -1,15 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleCookie } from '../support/console.ts';
+import { signedInConsole } from '../support/console.ts';
 import type { Harness } from '../support/harness.ts';
 import { completedOrder, harnessAtNow, mdItem, rcaOrder } from './support.ts';
 
 /** The console says who cancelled or corrected an order, and when: on the order's page and in the audit log. */
 let h: Harness;
 let cookie: string;
-beforeAll(async () => {
-  h = await harnessAtNow();
-  cookie = await consoleCookie(h);
-});
+beforeAll(async () => ({ h, cookie } = await signedInConsole(harnessAtNow())));
 afterAll(() => h?.close());
 
 const text = (html: string) =>

@@ -1,16 +1,13 @@
 import { SYSTEM_ACTOR } from '../../src/app/actor.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator } from '../../src/app/admin/operators.ts';
-import { consoleCookie } from '../support/console.ts';
-import { startHarness, type Harness } from '../support/harness.ts';
+import { consoleCookie, signedInConsole } from '../support/console.ts';
+import type { Harness } from '../support/harness.ts';
 
 /** The operator invites a partner's first portal owner from the console: the link is shown once. */
 let h: Harness;
 let cookie: string;
-beforeAll(async () => {
-  h = await startHarness();
-  cookie = await consoleCookie(h);
-});
+beforeAll(async () => ({ h, cookie } = await signedInConsole()));
 afterAll(() => h?.close());
 
 /** The partner page's CSRF token and the cookies that go with it. */

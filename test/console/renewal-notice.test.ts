@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleCookie } from '../support/console.ts';
-import { startHarness, type Harness } from '../support/harness.ts';
+import { signedInConsole } from '../support/console.ts';
+import type { Harness } from '../support/harness.ts';
 
 /** The operator sets a partner's renewal notice (decision 0092) on its console page. */
 let h: Harness;
 let cookie: string;
-beforeAll(async () => {
-  h = await startHarness();
-  cookie = await consoleCookie(h);
-});
+beforeAll(async () => ({ h, cookie } = await signedInConsole()));
 afterAll(() => h?.close());
 
 async function save(id: string, fields: Record<string, string>) {
