@@ -1,16 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Creds, type Harness } from '../support/harness.ts';
-import { completedOrder, expectBooksClean, mdItem, onlineBalance, orderState, rcaOrder } from './support.ts';
+import type { Creds, Harness } from '../support/harness.ts';
+import {
+  completedOrder,
+  expectBooksClean,
+  harnessAtNow,
+  NOW,
+  mdItem,
+  onlineBalance,
+  orderState,
+  rcaOrder,
+} from './support.ts';
 
 let h: Harness;
-let partner: Creds;
-const NOW = '2026-12-01T10:00:00+02:00';
-
-beforeAll(async () => {
-  h = await startHarness();
-  await h.setClock(NOW);
-  partner = h.demo;
-});
+beforeAll(async () => (h = await harnessAtNow()));
 afterAll(() => h?.close());
 
 interface Preview {
@@ -23,15 +25,15 @@ interface Preview {
   reason?: string;
 }
 
-const preview = (id: string, creds: Creds = partner) => h.call<Preview>('cancel-order', { id }, creds);
-const confirm = (id: string, quote_id: string, creds: Creds = partner) =>
+const preview = (id: string, creds: Creds = h.demo) => h.call<Preview>('cancel-order', { id }, creds);
+const confirm = (id: string, quote_id: string, creds: Creds = h.demo) =>
   h.call('cancel-order', { id, quote_id }, creds);
 
 describe('cancel-order before the policy starts', () => {
   it('previews the full refund to the wallet and changes nothing', async () => {
     await h.setClock(NOW);
-    const { id, price } = await rcaOrder(h, partner, '2026-12-05', 'wallet');
-    const before = await onlineBalance(h, partner);
+    const { id, price } = await rcaOrder(h, h.demo, '2026-12-05', 'wallet');
+    const before = await onlineBalance(h, h.demo);
     const stateBefore = await orderState(h, id);
     const p = await preview(id);
     expect(p.status, JSON.stringify(p.body)).toBe(200);
@@ -42,16 +44,16 @@ describe('cancel-order before the policy starts', () => {
       quote_id: expect.stringMatching(/^cq_[0-9a-f]{32}$/),
       valid_until: expect.stringMatching(/^2026-12-01T10:10:0\d\.\d{3}\+02:00$/),
     });
-    expect(await onlineBalance(h, partner)).toBe(before);
+    expect(await onlineBalance(h, h.demo)).toBe(before);
     expect(await orderState(h, id)).toEqual(stateBefore);
   });
 
   it('confirms with the quote: refunded, the money back on the wallet, the books clean, the PDF gone', async () => {
     await h.setClock(NOW);
-    const { id, price } = await rcaOrder(h, partner, '2026-12-05', 'wallet');
+    const { id, price } = await rcaOrder(h, h.demo, '2026-12-05', 'wallet');
     const completed = await h.call<{ products: { file: string }[] }>('get-order', { id });
     const file = completed.body.products[0]!.file.replace('http://polita.test', '');
-    const before = await onlineBalance(h, partner);
+    const before = await onlineBalance(h, h.demo);
     const p = await preview(id);
     const c = await confirm(id, p.body.quote_id!);
     expect(c.status, JSON.stringify(c.body)).toBe(200);
@@ -67,7 +69,7 @@ describe('cancel-order before the policy starts', () => {
         at: expect.stringMatching(/^2026-12-01T10:00:0\d\.\d{3}\+02:00$/),
       },
     });
-    expect(await onlineBalance(h, partner)).toBeCloseTo(before + price, 2);
+    expect(await onlineBalance(h, h.demo)).toBeCloseTo(before + price, 2);
     const got = await h.call('get-order', { id });
     expect(got.body).toEqual(c.body);
     const state = await orderState(h, id);
@@ -75,7 +77,7 @@ describe('cancel-order before the policy starts', () => {
       expect.arrayContaining([expect.objectContaining({ kind: 'refund', amount: price })]),
     );
     expect(state.history).toEqual(
-      expect.arrayContaining([expect.objectContaining({ to: 'refunded', actor: `partner:${partner.id}` })]),
+      expect.arrayContaining([expect.objectContaining({ to: 'refunded', actor: `partner:${h.demo.id}` })]),
     );
     expect((await h.service.app.inject({ url: file })).statusCode).toBe(410);
     await expectBooksClean(h);
@@ -84,7 +86,7 @@ describe('cancel-order before the policy starts', () => {
     const again = await confirm(id, p.body.quote_id!);
     expect(again.status).toBe(200);
     expect(again.body).toEqual(c.body);
-    expect(await onlineBalance(h, partner)).toBeCloseTo(before + price, 2);
+    expect(await onlineBalance(h, h.demo)).toBeCloseTo(before + price, 2);
     await expectBooksClean(h);
 
     const audit = await h.admin<{ entries: { action: string; actor: string; via: string }[] }>(
@@ -93,15 +95,15 @@ describe('cancel-order before the policy starts', () => {
     );
     expect(audit.body.entries).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ action: 'order.cancel', actor: `partner:${partner.id}`, via: 'api' }),
+        expect.objectContaining({ action: 'order.cancel', actor: `partner:${h.demo.id}`, via: 'api' }),
       ]),
     );
   });
 
   it('refunds a customer-paid order to the customer, nothing moving in the wallet', async () => {
     await h.setClock(NOW);
-    const { id, price } = await rcaOrder(h, partner, '2026-12-05', 'customer');
-    const before = await onlineBalance(h, partner);
+    const { id, price } = await rcaOrder(h, h.demo, '2026-12-05', 'customer');
+    const before = await onlineBalance(h, h.demo);
     const p = await preview(id);
     expect(p.body.refund).toEqual({ amount: price, fee: 0, currency: 'MDL', to: 'customer' });
     const c = await confirm(id, p.body.quote_id!);
@@ -111,11 +113,11 @@ describe('cancel-order before the policy starts', () => {
       failure_reason: `Cancelled by the partner: ${price.toFixed(2)} MDL to be refunded to the customer by the partner`,
       refund: { amount: price, fee: 0, to: 'customer' },
     });
-    expect(await onlineBalance(h, partner)).toBe(before);
+    expect(await onlineBalance(h, h.demo)).toBe(before);
     await expectBooksClean(h);
 
     // On the statement, beside the ledger: owed to the customer, nothing in the balances.
-    const url = `/admin/partners/${partner.id}/wallet/statement?from=2026-12-01&to=2026-12-01`;
+    const url = `/admin/partners/${h.demo.id}/wallet/statement?from=2026-12-01&to=2026-12-01`;
     const statement = await h.admin<{ customer_refunds: unknown[]; entries: { order_id: string | null }[] }>(
       'GET',
       url,
@@ -125,7 +127,7 @@ describe('cancel-order before the policy starts', () => {
       order_id: id,
       amount: price,
       fee: 0,
-      actor: `partner:${partner.id}`,
+      actor: `partner:${h.demo.id}`,
     });
     expect(statement.body.entries.filter((e) => e.order_id === id)).toEqual([]);
     const csv = await h.service.app.inject({
@@ -133,7 +135,7 @@ describe('cancel-order before the policy starts', () => {
       headers: { authorization: `Bearer ${h.adminToken}` },
     });
     expect(csv.body).toMatch(
-      new RegExp(`\\r\\n[^,]+,customer,refund_due_to_customer,${price},,${id},,partner:${partner.id},\\r\\n`),
+      new RegExp(`\\r\\n[^,]+,customer,refund_due_to_customer,${price},,${id},,partner:${h.demo.id},\\r\\n`),
     );
   });
 });
@@ -141,7 +143,7 @@ describe('cancel-order before the policy starts', () => {
 describe('cancel-order from the policy’s first day', () => {
   it('refunds an rca pro rata, the days after today over the policy’s days, less 10 % of that part', async () => {
     await h.setClock(NOW);
-    const { id, price } = await rcaOrder(h, partner, '2026-12-01', 'wallet');
+    const { id, price } = await rcaOrder(h, h.demo, '2026-12-01', 'wallet');
     // 100 days later: 2027-03-11. The policy runs 2026-12-01 … 2027-11-30 (365 days); 264 days are left.
     await h.setClock('2027-03-11T09:00:00+02:00');
     const p = await preview(id);
@@ -152,17 +154,17 @@ describe('cancel-order from the policy’s first day', () => {
       cancellable: true,
       refund: { amount: (part - fee) / 100, fee: fee / 100, currency: 'MDL', to: 'wallet' },
     });
-    const before = await onlineBalance(h, partner);
+    const before = await onlineBalance(h, h.demo);
     const c = await confirm(id, p.body.quote_id!);
     expect(c.status, JSON.stringify(c.body)).toBe(200);
     expect(c.body).toMatchObject({ refund: { amount: (part - fee) / 100, fee: fee / 100 } });
-    expect(await onlineBalance(h, partner)).toBeCloseTo(before + (part - fee) / 100, 2);
+    expect(await onlineBalance(h, h.demo)).toBeCloseTo(before + (part - fee) / 100, 2);
     await expectBooksClean(h);
   });
 
   it('says a vignette cannot be cancelled once valid, and changes nothing', async () => {
     await h.setClock(NOW);
-    const { id } = await completedOrder(h, partner, [mdItem('2026-12-01')], 'wallet');
+    const { id } = await completedOrder(h, h.demo, [mdItem('2026-12-01')], 'wallet');
     const p = await preview(id);
     expect(p.status).toBe(200);
     expect(p.body).toEqual({
@@ -176,7 +178,7 @@ describe('cancel-order from the policy’s first day', () => {
     await h.setClock(NOW);
     const { id } = await completedOrder(
       h,
-      partner,
+      h.demo,
       [mdItem('2026-12-01'), { ...(await import('../support/harness.ts')).rcaItem('2026-12-03') }],
       'wallet',
     );
@@ -188,8 +190,8 @@ describe('cancel-order from the policy’s first day', () => {
 describe('cancel-order refusals', () => {
   it('answers 502 when the insurer refuses, and changes nothing', async () => {
     await h.setClock(NOW);
-    const { id } = await rcaOrder(h, partner, '2026-12-05', 'wallet', '100000012');
-    const before = await onlineBalance(h, partner);
+    const { id } = await rcaOrder(h, h.demo, '2026-12-05', 'wallet', '100000012');
+    const before = await onlineBalance(h, h.demo);
     const state = await orderState(h, id);
     const p = await preview(id);
     const c = await confirm(id, p.body.quote_id!);
@@ -200,13 +202,13 @@ describe('cancel-order refusals', () => {
       message:
         'The insurer refused the cancellation: the rca insurer does not cancel policies of this vehicle',
     });
-    expect(await onlineBalance(h, partner)).toBe(before);
+    expect(await onlineBalance(h, h.demo)).toBe(before);
     expect(await orderState(h, id)).toEqual(state);
   });
 
   it('answers 404 for an unknown order and for another partner’s, alike', async () => {
     await h.setClock(NOW);
-    const { id } = await rcaOrder(h, partner, '2026-12-05', 'wallet');
+    const { id } = await rcaOrder(h, h.demo, '2026-12-05', 'wallet');
     const other = await h.newPartner();
     const unknown = await preview('RCA-NOPE');
     const foreign = await preview(id, other);
@@ -249,7 +251,7 @@ describe('cancel-order refusals', () => {
     expect(busy.status).toBe(409);
     expect(busy.body.message).toBe('Issuance in progress');
 
-    const { id } = await rcaOrder(h, partner, '2026-12-05', 'wallet');
+    const { id } = await rcaOrder(h, h.demo, '2026-12-05', 'wallet');
     const p = await preview(id);
     await confirm(id, p.body.quote_id!);
     const r = await preview(id);
@@ -259,8 +261,8 @@ describe('cancel-order refusals', () => {
 
   it('answers 409 to a quote that expired, belongs to another order or no longer matches', async () => {
     await h.setClock(NOW);
-    const a = await rcaOrder(h, partner, '2026-12-05', 'wallet');
-    const b = await rcaOrder(h, partner, '2026-12-05', 'wallet');
+    const a = await rcaOrder(h, h.demo, '2026-12-05', 'wallet');
+    const b = await rcaOrder(h, h.demo, '2026-12-05', 'wallet');
     const qa = (await preview(a.id)).body.quote_id!;
     const qb = (await preview(b.id)).body.quote_id!;
     const stale = 'Cancellation quote expired: preview again';

@@ -1,21 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/harness.ts';
-import { completedOrder, mdItem, rcaOrder } from './support.ts';
+import { signedInConsole } from '../support/console.ts';
+import type { Harness } from '../support/harness.ts';
+import { completedOrder, harnessAtNow, mdItem, rcaOrder } from './support.ts';
 
 /** The console says who cancelled or corrected an order, and when: on the order's page and in the audit log. */
 let h: Harness;
 let cookie: string;
-beforeAll(async () => {
-  h = await startHarness();
-  await h.setClock('2026-12-01T10:00:00+02:00');
-  const res = await h.service.app.inject({
-    method: 'POST',
-    url: '/console/sign-in',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ token: h.adminToken }).toString(),
-  });
-  cookie = `polita_console=${res.cookies.find((c) => c.name === 'polita_console')!.value}`;
-});
+beforeAll(async () => ({ h, cookie } = await signedInConsole(harnessAtNow())));
 afterAll(() => h?.close());
 
 const text = (html: string) =>

@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Creds, type Harness } from '../support/harness.ts';
+import type { Creds, Harness } from '../support/harness.ts';
 import { extractPdfText } from '../support/pdf-text.ts';
-import { completedOrder, expectBooksClean, mdItem, orderState, rcaOrder } from './support.ts';
+import {
+  completedOrder,
+  expectBooksClean,
+  harnessAtNow,
+  NOW,
+  mdItem,
+  orderState,
+  rcaOrder,
+} from './support.ts';
 
 let h: Harness;
-let partner: Creds;
-const NOW = '2026-12-01T10:00:00+02:00';
-
-beforeAll(async () => {
-  h = await startHarness();
-  await h.setClock(NOW);
-  partner = h.demo;
-});
+beforeAll(async () => (h = await harnessAtNow()));
 afterAll(() => h?.close());
 
 interface Answer {
@@ -27,7 +28,7 @@ interface Answer {
   products?: Record<string, unknown>[];
 }
 
-const correct = (id: string, changes: Record<string, unknown>, quote_id?: string, creds: Creds = partner) =>
+const correct = (id: string, changes: Record<string, unknown>, quote_id?: string, creds: Creds = h.demo) =>
   h.call<Answer>('correct-order', { id, changes, ...(quote_id ? { quote_id } : {}) }, creds);
 
 const fileOf = (a: Answer) => String(a.products![0]!.file).replace('http://polita.test', '');
@@ -36,7 +37,7 @@ const fetchFile = async (path: string) => (await h.service.app.inject({ url: pat
 describe('correct-order of a vignette before its first day', () => {
   it('previews without changing anything, then re-issues with the new plate and start date', async () => {
     await h.setClock(NOW);
-    const { id } = await completedOrder(h, partner, [mdItem('2026-12-10')], 'wallet');
+    const { id } = await completedOrder(h, h.demo, [mdItem('2026-12-10')], 'wallet');
     const before = (await h.call<Answer>('get-order', { id })).body;
     const oldFile = fileOf(before);
     const changes = { plate_number: 'B CD 5678', start_date: '2026-12-12' };
@@ -103,7 +104,7 @@ describe('correct-order of a vignette before its first day', () => {
       `/admin/orders/${id}`,
     );
     expect(detail.body).toMatchObject({
-      corrected_by: `partner:${partner.id}`,
+      corrected_by: `partner:${h.demo.id}`,
       corrected_at: expect.any(String),
     });
     await expectBooksClean(h);
@@ -129,7 +130,7 @@ describe('correct-order of a vignette:eu', () => {
         max_authorized_mass: 1800,
       },
     };
-    const { id } = await completedOrder(h, partner, [eu], 'wallet');
+    const { id } = await completedOrder(h, h.demo, [eu], 'wallet');
     const before = (await h.call<Answer>('get-order', { id })).body;
     const changes = { plate_number: 'W 54321 X' };
     const p = await correct(id, changes);
@@ -150,7 +151,7 @@ describe('correct-order of a vignette:eu', () => {
 describe('correct-order refusals', () => {
   it('refuses a field that may not change, by name, and changes nothing', async () => {
     await h.setClock(NOW);
-    const { id } = await completedOrder(h, partner, [mdItem('2026-12-10')], 'wallet');
+    const { id } = await completedOrder(h, h.demo, [mdItem('2026-12-10')], 'wallet');
     const state = await orderState(h, id);
     const r = await correct(id, { customer: { phone: '+37369111111' } });
     expect(r.status).toBe(400);
@@ -162,14 +163,14 @@ describe('correct-order refusals', () => {
 
   it('says an rca cannot be corrected', async () => {
     await h.setClock(NOW);
-    const { id } = await rcaOrder(h, partner, '2026-12-05', 'wallet');
+    const { id } = await rcaOrder(h, h.demo, '2026-12-05', 'wallet');
     const r = await correct(id, { start_date: '2026-12-06' });
     expect(r.body).toEqual({ id, correctable: false, reason: 'A rca policy cannot be corrected' });
   });
 
   it('says a valid vignette cannot be corrected after its first 15 minutes', async () => {
     await h.setClock(NOW);
-    const { id } = await completedOrder(h, partner, [mdItem('2026-12-01')], 'wallet');
+    const { id } = await completedOrder(h, h.demo, [mdItem('2026-12-01')], 'wallet');
     const early = await correct(id, { plate_number: 'B CD 5678' });
     expect(early.body.correctable).toBe(true);
     await h.setClock('2026-12-01T10:30:00+02:00');
@@ -183,7 +184,7 @@ describe('correct-order refusals', () => {
 
   it('answers 409 when the confirmation names other changes than its preview', async () => {
     await h.setClock(NOW);
-    const { id } = await completedOrder(h, partner, [mdItem('2026-12-10')], 'wallet');
+    const { id } = await completedOrder(h, h.demo, [mdItem('2026-12-10')], 'wallet');
     const p = await correct(id, { plate_number: 'B CD 5678' });
     const other = await correct(id, { plate_number: 'B XX 1111' }, p.body.quote_id);
     expect(other.status).toBe(409);
@@ -191,7 +192,7 @@ describe('correct-order refusals', () => {
 
   it('answers 404 for another partner’s order', async () => {
     await h.setClock(NOW);
-    const { id } = await completedOrder(h, partner, [mdItem('2026-12-10')], 'wallet');
+    const { id } = await completedOrder(h, h.demo, [mdItem('2026-12-10')], 'wallet');
     const other = await h.newPartner();
     const r = await correct(id, { plate_number: 'B CD 5678' }, undefined, other);
     expect(r.status).toBe(404);

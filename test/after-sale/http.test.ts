@@ -1,29 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { timestampedSignatureHeader } from '../../src/signature.ts';
-import { startHarness, type Creds, type Harness } from '../support/harness.ts';
-import { onlineBalance, rcaOrder } from './support.ts';
+import type { Creds, Harness } from '../support/harness.ts';
+import { signedPost } from '../support/signed.ts';
+import { harnessAtNow, onlineBalance, rcaOrder } from './support.ts';
 
 /** cancel-order and correct-order as every /v1 write: idempotency keys, the rate limit, the signature. */
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
-  await h.setClock('2026-12-01T10:00:00+02:00');
+  h = await harnessAtNow();
 });
 afterAll(() => h?.close());
 
-const send = (endpoint: string, body: unknown, key?: string, creds: Creds = h.demo) => {
-  const payload = JSON.stringify(body);
-  return h.service.app.inject({
-    method: 'POST',
-    url: `/v1/${endpoint}`,
-    headers: {
-      'content-type': 'application/json',
-      'x-polita-signature': timestampedSignatureHeader(creds.id, creds.secret, endpoint, payload),
-      ...(key ? { 'idempotency-key': key } : {}),
-    },
-    payload,
-  });
-};
+const send = (endpoint: string, body: unknown, key?: string, creds: Creds = h.demo) =>
+  signedPost(h, endpoint, body, key, creds);
 
 describe('cancel-order and correct-order on the wire', () => {
   it('answers a repeated Idempotency-Key with the first answer, byte for byte, booking nothing again', async () => {

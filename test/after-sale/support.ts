@@ -1,6 +1,13 @@
 import { expect } from 'vitest';
 import { reconcile } from '../../src/app/reconcile.ts';
-import { payment, rcaItem, type Creds, type Harness } from '../support/harness.ts';
+import { harnessAt, rcaItem, type Creds, type Harness } from '../support/harness.ts';
+import { paidOrder } from '../support/orders.ts';
+
+/** The after-sale tests' hour: 10:00 on 1 December 2026 in Chișinău. */
+export const NOW = '2026-12-01T10:00:00+02:00';
+
+/** A test file's service with its clock at NOW (its demo partner sells the orders). */
+export const harnessAtNow = (): Promise<Harness> => harnessAt(NOW);
 
 /** A vignette:md item for a foreign car, its plate typed by the partner. */
 export const mdItem = (start: string, over: Record<string, unknown> = {}) => ({
@@ -23,22 +30,13 @@ export async function completedOrder(
   products: Record<string, unknown>[],
   via: 'wallet' | 'customer',
 ): Promise<{ id: string; price: number }> {
-  const created = await h.call<{ id: string; price: number }>(
-    'create-order',
-    { customer: { phone: '+37369000000', name: 'Ion Popescu' }, products },
+  const { id, price } = await paidOrder(
+    h,
     creds,
+    products,
+    via === 'wallet' ? 'pay-order-from-balance' : 'confirm-order',
+    { phone: '+37369000000', name: 'Ion Popescu' },
   );
-  expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const { id, price } = created.body;
-  const paid =
-    via === 'wallet'
-      ? await h.call('pay-order-from-balance', { id }, creds)
-      : await h.call(
-          'confirm-order',
-          { id, payment: payment(price, { paid_at: await h.service.svc.clock.now() }) },
-          creds,
-        );
-  expect(paid.status, JSON.stringify(paid.body)).toBe(200);
   await h.waitForStatus(id, 'completed', { creds });
   return { id, price };
 }

@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type ServerResponse, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireDrafts } from '../../src/app/expire-drafts.ts';
-import { rcaItem, startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { harnessAt, rcaItem, type Creds, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
+import { startHookReceiver, type Hit, type Receiver } from '../support/receiver.ts';
 
 /**
  * Webhook events as decision 0015 has them: event ids, timestamps and the replay-safe signature,
@@ -14,45 +14,26 @@ import { paidRcaOrder } from '../support/orders.ts';
 const TODAY = '2026-11-21';
 let h: Harness;
 
-interface Hit {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-  at: number;
-}
 /** One receiver; each path answers as `behave` says (200 by default). */
 const hits: Hit[] = [];
 const behave = new Map<string, (res: ServerResponse, n: number) => void>();
-const sockets = new Set<Socket>();
-let receiver: Server;
+let receiver: Receiver;
 let base: string;
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const path = req.url!;
-      hits.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString(), at: Date.now() });
-      const n = hits.filter((x) => x.path === path).length;
-      const b = behave.get(path);
-      if (b) b(res, n);
-      else res.writeHead(200).end('ok');
-    });
+  receiver = await startHookReceiver(hits, (res, hit) => {
+    const n = hits.filter((x) => x.path === hit.path).length;
+    const b = behave.get(hit.path);
+    if (b) b(res, n);
+    else res.writeHead(200).end('ok');
   });
-  receiver.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  h = await startHarness({ env: { WEBHOOK_RETRY_SCHEDULE: '1,1,1' } });
-  await h.setClock(`${TODAY}T12:00:00+02:00`);
+  base = receiver.base;
+  h = await harnessAt(`${TODAY}T12:00:00+02:00`, { env: { WEBHOOK_RETRY_SCHEDULE: '1,1,1' } });
 });
 afterAll(async () => {
-  for (const s of sockets) s.destroy();
+  receiver?.dropConnections();
   await h?.close();
-  await new Promise((r) => receiver?.close(r));
+  await receiver?.close();
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -260,7 +241,7 @@ describe('webhook events', () => {
     expect(at('/hangs')).toHaveLength(8);
     // Let the slow partner recover, so that no attempt is left hanging for the teardown.
     behave.delete('/hangs');
-    for (const s of sockets) s.destroy();
+    receiver.dropConnections();
   });
 });
 

@@ -1,41 +1,28 @@
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rcaItem, startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { harnessAt, rcaItem, type Creds, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
+import { startHookReceiver, type Hit, type Receiver } from '../support/receiver.ts';
 
 const TODAY = '2026-11-21';
 let h: Harness;
 
-/** A real webhook receiver on a random local port; answers with `status` (200 unless changed). */
-interface Received {
-  method: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-let receiver: Server;
+/** A real webhook receiver on a random local port; answers with `answer` (200 unless changed). */
+let receiver: Receiver;
 let receiverUrl: string;
-const received: Received[] = [];
+const received: Hit[] = [];
 let answer = 200;
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ method: req.method!, headers: req.headers, body: Buffer.concat(chunks).toString() });
-      res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/polita`;
-  h = await startHarness();
-  await h.setClock(`${TODAY}T12:00:00+02:00`);
+  receiver = await startHookReceiver(received, (res) =>
+    res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok'),
+  );
+  receiverUrl = `${receiver.base}/hooks/polita`;
+  h = await harnessAt(`${TODAY}T12:00:00+02:00`);
 });
 afterAll(async () => {
   await h?.close();
-  await new Promise((r) => receiver?.close(r));
+  await receiver?.close();
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGUES, LANGUAGES, type Language } from '../../src/portal/i18n.ts';
-import { launchBrowser, screenshot, watchedPage } from '../support/browser.ts';
-import { startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { accessible, deskWithCredit, screenshot, watchedPage } from '../support/browser.ts';
+import type { Creds, Harness } from '../support/harness.ts';
 
 /**
  * The sales desk in each language in a real Chromium (decisions 0096, 0097): a browser that reads
@@ -19,42 +17,17 @@ let browser: Browser;
 let base: string;
 let shop: Creds;
 const PASSWORD = 'amber lantern harbour 2031';
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const LOCALES: Record<Language, string> = { ro: 'ro-MD', ru: 'ru-RU', en: 'en-GB' };
 /** A Moldovan mobile number as a cashier types it, one per language's sale. */
 const PHONES: Record<Language, string> = { ro: '069123451', ru: '069123452', en: '069123453' };
 
 beforeAll(async () => {
-  h = await startHarness();
-  base = await h.listen();
-  browser = await launchBrowser();
-  shop = await h.newPartner({ name: 'Stația Peco Sud' });
-  await h.admin('POST', `/admin/partners/${shop.id}/wallet/credits`, {
-    wallet: 'online',
-    amount: 20_000,
-    reference: 'WIRE-2026-301',
-  });
+  ({ h, base, browser, shop } = await deskWithCredit('Stația Peco Sud', 'WIRE-2026-301'));
 });
 afterAll(async () => {
   await browser?.close();
   await h?.close();
 });
-
-async function accessible(page: Page): Promise<void> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: (o: object) => Promise<{ violations: unknown[] }> } })
-      .axe;
-    const r = await axe.run({
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-    });
-    return r.violations;
-  });
-  expect(
-    violations.map((v) => JSON.stringify(v).slice(0, 600)),
-    page.url(),
-  ).toEqual([]);
-}
 
 describe.each(LANGUAGES)('the desk in %s', (lang) => {
   const t = (key: string) => CATALOGUES[lang][key]!;

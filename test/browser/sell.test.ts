@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { launchBrowser, screenshot, watchedPage } from '../support/browser.ts';
+import { accessible, deskWithCredit, screenshot, watchedPage } from '../support/browser.ts';
 import { PRODUCT_MODULES } from '../../src/products/registry.ts';
-import { startHarness, type Creds, type Harness } from '../support/harness.ts';
+import type { Creds, Harness } from '../support/harness.ts';
 import { extractPdfText } from '../support/pdf-text.ts';
 
 /**
@@ -21,18 +20,9 @@ let base: string;
 let shop: Creds;
 const PASSWORD = 'amber lantern harbour 2031';
 const EMAIL = 'casier@statia.example';
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 beforeAll(async () => {
-  h = await startHarness();
-  base = await h.listen();
-  browser = await launchBrowser();
-  shop = await h.newPartner({ name: 'Stația Peco Nord' });
-  await h.admin('POST', `/admin/partners/${shop.id}/wallet/credits`, {
-    wallet: 'online',
-    amount: 20_000,
-    reference: 'WIRE-2026-300',
-  });
+  ({ h, base, browser, shop } = await deskWithCredit('Stația Peco Nord', 'WIRE-2026-300'));
   const res = await h.admin<{ invitation_url: string }>('POST', `/admin/partners/${shop.id}/users`, {
     email: EMAIL,
     role: 'cashier',
@@ -62,19 +52,6 @@ async function desk(): Promise<{ page: Page; errors: string[] }> {
 }
 
 /** No WCAG 2.1 A or AA violation that axe-core finds on the page as it is now. */
-async function accessible(page: Page): Promise<void> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: (o: object) => Promise<{ violations: unknown[] }> } })
-      .axe;
-    const r = await axe.run({
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-    });
-    return r.violations;
-  });
-  expect(violations, page.url()).toEqual([]);
-}
-
 /** Chooses a product and waits for its form. */
 async function product(page: Page, code: string): Promise<void> {
   // htmx fetches the product's form as soon as it is chosen (without JavaScript: Continue).

@@ -2,22 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ISSUED_LABELS, UNLABELLED } from '../../src/console/issued.ts';
 import { localDate } from '../../src/domain/time.ts';
 import { PRODUCT_MODULES } from '../../src/products/registry.ts';
-import { rcaItem, startHarness, type Harness } from '../support/harness.ts';
+import { signedInConsole } from '../support/console.ts';
+import { rcaItem, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
 
 /** The console's order page in words a support agent reads: the issued fields, or why there is no policy. */
 let h: Harness;
 let cookie: string;
-beforeAll(async () => {
-  h = await startHarness();
-  const res = await h.service.app.inject({
-    method: 'POST',
-    url: '/console/sign-in',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ token: h.adminToken }).toString(),
-  });
-  cookie = `polita_console=${res.cookies.find((c) => c.name === 'polita_console')!.value}`;
-});
+beforeAll(async () => ({ h, cookie } = await signedInConsole()));
 afterAll(async () => {
   await h?.close();
 });

@@ -1,27 +1,14 @@
 import { SYSTEM_ACTOR } from '../../src/app/actor.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator } from '../../src/app/admin/operators.ts';
-import { startHarness, type Harness } from '../support/harness.ts';
+import { consoleCookie, signedInConsole } from '../support/console.ts';
+import type { Harness } from '../support/harness.ts';
 
 /** The operator invites a partner's first portal owner from the console: the link is shown once. */
 let h: Harness;
 let cookie: string;
-beforeAll(async () => {
-  h = await startHarness();
-  cookie = await signIn(h.adminToken);
-});
+beforeAll(async () => ({ h, cookie } = await signedInConsole()));
 afterAll(() => h?.close());
-
-async function signIn(token: string): Promise<string> {
-  const res = await h.service.app.inject({
-    method: 'POST',
-    url: '/console/sign-in',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ token }).toString(),
-  });
-  expect(res.statusCode).toBe(303);
-  return res.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
-}
 
 /** The partner page's CSRF token and the cookies that go with it. */
 async function partnerPage(as: string, id: string) {
@@ -88,7 +75,7 @@ describe('the console’s portal invitation', () => {
 
   it('refuses the support role', async () => {
     const { token } = await createOperator(h.service.svc, SYSTEM_ACTOR, { name: 'Sandu', role: 'support' });
-    const support = await partnerPage(await signIn(token), h.demo.id);
+    const support = await partnerPage(await consoleCookie(h, token), h.demo.id);
     const res = await invite(support, h.demo.id, { email: 'someone@agent.example', role: 'cashier' });
     expect(res.statusCode).toBe(403);
     expect(res.body).toContain('The support role cannot invite portal users');
@@ -142,7 +129,7 @@ describe('the console’s set-password link (a forgotten password)', () => {
     expect(res.body).toContain('User not found, or disabled');
     expect(res.body).toContain('value="nobody@agent.example"');
     const { token } = await createOperator(h.service.svc, SYSTEM_ACTOR, { name: 'Ion', role: 'support' });
-    const support = await partnerPage(await signIn(token), h.demo.id);
+    const support = await partnerPage(await consoleCookie(h, token), h.demo.id);
     const refused = await reset(support, h.demo.id, 'nobody@agent.example');
     expect(refused.statusCode).toBe(403);
     expect(refused.body).toContain('The support role cannot send set-password links');

@@ -1,19 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../support/harness.ts';
+import { signedInConsole } from '../support/console.ts';
+import type { Harness } from '../support/harness.ts';
 
 /** The operator sets a partner's renewal notice (decision 0092) on its console page. */
 let h: Harness;
 let cookie: string;
-beforeAll(async () => {
-  h = await startHarness();
-  const res = await h.service.app.inject({
-    method: 'POST',
-    url: '/console/sign-in',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ token: h.adminToken }).toString(),
-  });
-  cookie = res.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
-});
+beforeAll(async () => ({ h, cookie } = await signedInConsole()));
 afterAll(() => h?.close());
 
 async function save(id: string, fields: Record<string, string>) {

@@ -3,7 +3,8 @@ import { SYSTEM_ACTOR } from '../../src/app/actor.ts';
 import { createOperator } from '../../src/app/admin/operators.ts';
 import { OPERATOR_WRITES, type OperatorWrite } from '../../src/http/operator-roles.ts';
 import { portalUser, post as portalPost } from '../portal/support.ts';
-import { startHarness, type Harness } from '../support/harness.ts';
+import type { AuditEntry } from '../support/audit.ts';
+import { harnessAt, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
 
 /**
@@ -13,19 +14,9 @@ import { paidRcaOrder } from '../support/orders.ts';
  */
 const TODAY = '2026-11-21';
 let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-  await h.setClock(`${TODAY}T12:00:00+02:00`);
-});
+beforeAll(async () => (h = await harnessAt(`${TODAY}T12:00:00+02:00`)));
 afterAll(() => h?.close());
 
-interface AuditEntry {
-  actor: string;
-  role: string;
-  via: string;
-  action: string;
-  target: string | null;
-}
 const lastAudit = async (target: string) =>
   (await h.admin<{ entries: AuditEntry[] }>('GET', `/admin/audit?target=${encodeURIComponent(target)}`)).body
     .entries[0];

@@ -1,13 +1,12 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeOldEvents } from '../../src/app/partner-events.ts';
 import { sendRenewalNotices } from '../../src/app/renewal-notices.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { startService } from '../../src/service.ts';
-import { startHarness, TEST_SECRET_KEY, type Creds, type Harness } from '../support/harness.ts';
+import { harnessAt, TEST_SECRET_KEY, type Creds, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
+import { startHookReceiver, type Hit, type Receiver } from '../support/receiver.ts';
 
 /**
  * list-events, resend-event, the events' retention (decision 0091) and the renewal notices
@@ -16,33 +15,19 @@ import { paidRcaOrder } from '../support/orders.ts';
 const TODAY = '2026-11-21';
 let h: Harness;
 
-interface Hit {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
 const hits: Hit[] = [];
 const down = new Set<string>();
-let receiver: Server;
+let receiver: Receiver;
 let base: string;
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      hits.push({ path: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString() });
-      res.writeHead(down.has(req.url!) ? 503 : 200).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  h = await startHarness({ env: { WEBHOOK_RETRY_SCHEDULE: '1' } });
-  await h.setClock(`${TODAY}T12:00:00+02:00`);
+  receiver = await startHookReceiver(hits, (res, hit) => res.writeHead(down.has(hit.path) ? 503 : 200).end());
+  base = receiver.base;
+  h = await harnessAt(`${TODAY}T12:00:00+02:00`, { env: { WEBHOOK_RETRY_SCHEDULE: '1' } });
 });
 afterAll(async () => {
   await h?.close();
-  await new Promise((r) => receiver?.close(r));
+  await receiver?.close();
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { timestampedSignatureHeader } from '../../src/signature.ts';
 import { payment, RCA_QUOTE, rcaItem, startHarness, type Creds, type Harness } from '../support/harness.ts';
+import { signedPost } from '../support/signed.ts';
 
 let h: Harness;
 let start = '';
@@ -13,19 +13,8 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 /** A signed POST with an Idempotency-Key; the raw answer, bytes and headers. */
-const send = (endpoint: string, body: unknown, key: string | undefined, creds: Creds = h.demo) => {
-  const payload = typeof body === 'string' ? body : JSON.stringify(body);
-  return h.service.app.inject({
-    method: 'POST',
-    url: `/v1/${endpoint}`,
-    headers: {
-      'content-type': 'application/json',
-      'x-polita-signature': timestampedSignatureHeader(creds.id, creds.secret, endpoint, payload),
-      ...(key !== undefined ? { 'idempotency-key': key } : {}),
-    },
-    payload,
-  });
-};
+const send = (endpoint: string, body: unknown, key: string | undefined, creds: Creds = h.demo) =>
+  signedPost(h, endpoint, body, key, creds);
 const order = (name = 'Ion Popescu') => ({
   customer: { phone: '+37369123456', name },
   products: [rcaItem(start)],

@@ -1,17 +1,14 @@
 import { SYSTEM_ACTOR } from '../../src/app/actor.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator, disableOperator } from '../../src/app/admin/operators.ts';
-import { rcaItem, startHarness, type Harness } from '../support/harness.ts';
+import type { AuditEntry } from '../support/audit.ts';
+import { harnessAt, rcaItem, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
 
 /** Operators with roles, the audit log, and the /admin lists the console reads. */
 const TODAY = '2026-11-21';
 let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-  await h.setClock(`${TODAY}T12:00:00+02:00`);
-});
+beforeAll(async () => (h = await harnessAt(`${TODAY}T12:00:00+02:00`)));
 afterAll(() => h?.close());
 
 /** An /admin call with another bearer token than the service's own. */
@@ -28,15 +25,6 @@ async function as(token: string, method: 'GET' | 'POST' | 'PATCH', url: string, 
   return { status: res.statusCode, body: res.json() as Record<string, unknown> };
 }
 
-interface AuditEntry {
-  actor: string;
-  role: string;
-  via: string;
-  action: string;
-  target: string | null;
-  before: unknown;
-  after: unknown;
-}
 const audit = async (q = '') =>
   (await h.admin<{ entries: AuditEntry[]; next_cursor: string | null }>('GET', `/admin/audit${q}`)).body;
 

@@ -1,8 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { startHarness, type Creds, type Harness } from './harness.ts';
 
 /**
  * Debian's Chromium driven by playwright-core (no browser download): CHROMIUM_PATH, or
@@ -50,4 +53,43 @@ export async function watchedPage(
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname });
+}
+
+/**
+ * The sales desk's world: a service listening on loopback, a Chromium, and a partner named `name`
+ * whose online wallet the operator credited with 20,000 MDL (as `reference`).
+ */
+export async function deskWithCredit(
+  name: string,
+  reference: string,
+): Promise<{ h: Harness; base: string; browser: Browser; shop: Creds }> {
+  const h = await startHarness();
+  const base = await h.listen();
+  const browser = await launchBrowser();
+  const shop = await h.newPartner({ name });
+  await h.admin('POST', `/admin/partners/${shop.id}/wallet/credits`, {
+    wallet: 'online',
+    amount: 20_000,
+    reference,
+  });
+  return { h, base, browser, shop };
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core finds no WCAG 2.1 A/AA violation on the page (each one it finds is shown, cut to 600 characters). */
+export async function accessible(page: Page): Promise<void> {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run: (o: object) => Promise<{ violations: unknown[] }> } })
+      .axe;
+    const r = await axe.run({
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+    });
+    return r.violations;
+  });
+  expect(
+    violations.map((v) => JSON.stringify(v).slice(0, 600)),
+    page.url(),
+  ).toEqual([]);
 }

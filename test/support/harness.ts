@@ -59,6 +59,16 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** startHarness, with the sandbox clock set to `now`. */
+export async function harnessAt(
+  now: string,
+  opts: Parameters<typeof startHarness>[0] = {},
+): Promise<Harness> {
+  const h = await startHarness(opts);
+  await h.setClock(now);
+  return h;
+}
+
 export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
 
 /**

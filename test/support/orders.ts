@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { payment, rcaItem, startHarness, type Creds, type Harness } from './harness.ts';
+import { harnessAt, payment, rcaItem, type Creds, type Harness } from './harness.ts';
 import { extractPdfText } from './pdf-text.ts';
 
 /** A partner with a margin (in basis points), optionally with a webhook URL, created by the operator. */
@@ -27,9 +27,34 @@ export async function harnessWithPartner(
   partnerName: string,
   marginBp: number,
 ): Promise<{ h: Harness; partner: Creds }> {
-  const h = await startHarness();
-  await h.setClock(now);
+  const h = await harnessAt(now);
   return { h, partner: await partnerWithMargin(h, marginBp, undefined, partnerName) };
+}
+
+/**
+ * An order of `creds` for `products`, created for `customer` and paid, by confirm-order (a customer
+ * payment dated the sandbox clock's now) or from the partner's wallet; answers its id and price.
+ */
+export async function paidOrder(
+  h: Harness,
+  creds: Creds,
+  products: Record<string, unknown>[],
+  via: 'confirm-order' | 'pay-order-from-balance' = 'confirm-order',
+  customer: Record<string, string> = { phone: '+37369000000' },
+): Promise<{ id: string; price: number }> {
+  const created = await h.call<{ id: string; price: number }>('create-order', { customer, products }, creds);
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  const { id, price } = created.body;
+  const paid =
+    via === 'pay-order-from-balance'
+      ? await h.call('pay-order-from-balance', { id }, creds)
+      : await h.call(
+          'confirm-order',
+          { id, payment: payment(price, { paid_at: await h.service.svc.clock.now() }) },
+          creds,
+        );
+  expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+  return { id, price };
 }
 
 /**
@@ -42,23 +67,7 @@ export async function paidRcaOrder(
   day: string,
   o: { item?: Record<string, unknown>; via?: 'confirm-order' | 'pay-order-from-balance' } = {},
 ): Promise<string> {
-  const created = await h.call<{ id: string; price: number }>(
-    'create-order',
-    { customer: { phone: '+37369000000' }, products: [rcaItem(day, o.item)] },
-    creds,
-  );
-  expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const { id, price } = created.body;
-  const paid =
-    o.via === 'pay-order-from-balance'
-      ? await h.call('pay-order-from-balance', { id }, creds)
-      : await h.call(
-          'confirm-order',
-          { id, payment: payment(price, { paid_at: await h.service.svc.clock.now() }) },
-          creds,
-        );
-  expect(paid.status, JSON.stringify(paid.body)).toBe(200);
-  return id;
+  return (await paidOrder(h, creds, [rcaItem(day, o.item)], o.via)).id;
 }
 
 /** The partner's order ids, newest first, as the operator sees them: proves whether anything was stored. */
