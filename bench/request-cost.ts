@@ -9,7 +9,8 @@
  * 100, the event loop is what limits it). `bare` measures bare node:http the same way. AB_PATH and
  * AB_BODY, as bench:ab takes them, measure another signed POST; AB_PATH=/v1/get-order without
  * AB_BODY seeds 10 000 orders first and asks for random demo ones, as the benchmark's get-order row
- * does. BENCH_NODE_ARGS adds node flags to the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * does. BENCH_NODE_ARGS adds node flags to the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
+ * and BENCH_ROOT runs another checkout's service (a worktree with its own node_modules) the same way.
  *
  * The benchmark's ratio says how far get-offers is from bare node:http; this says where the time
  * went, in the service and in the load generator. Pinned as bench:ab pins (the service on CPU 0,
@@ -47,6 +48,7 @@ const target = await (
     : startPolita(
         dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: process.env.DATABASE_URL! },
         (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean),
+        process.env.BENCH_ROOT || undefined,
       )
 ).catch((err: unknown) => {
   removeDataDir();
