@@ -5,7 +5,7 @@ import { forbidden } from '../domain/errors.ts';
 
 /**
  * What each portal role opens (decisions 0037, 0099): an area is the pages under `/portal/<area>`,
- * checked once a request by the portal's onRequest hook (src/portal/routes.ts), so a page the role
+ * checked once a request by the portal's preHandler hook (src/portal/routes.ts), so a page the role
  * may not see answers 403 whichever way it is reached. The navigation shows the same areas.
  */
 export const AREAS: Record<PortalRole, readonly PortalArea[]> = {

@@ -160,7 +160,7 @@ const REASONS: readonly (readonly [RegExp, string])[] = [
   ],
   [/^Partner \S+ does not receive (?<status>\w+) events/, 'reason.notSubscribed'],
   [/^the partner has no active secret to sign with$/, 'reason.noSecret'],
-  [/^expected 2xx, got (?<status>\d+)$/, 'reason.expected2xx'],
+  [/^expected 2xx, got (?<code>\d+)$/, 'reason.expected2xx'],
   [/^timed out after (?<seconds>\d+) s$/, 'reason.timedOut'],
   // Providers and what an order's failure says (src/providers, src/app/issue-order.ts).
   [/^The provider refused to issue the policy: (?<message>.*?)\.?$/s, 'reason.providerRefusedIssue'],

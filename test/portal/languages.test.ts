@@ -1,8 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOGUES, formatsFor, LANGUAGES, languageOf } from '../../src/portal/i18n.ts';
+import { CATALOGUES, formatsFor, LANGUAGES, languageOf, translator } from '../../src/portal/i18n.ts';
 import { known, REASON_KEYS, say } from '../../src/portal/reasons.ts';
-import { translator } from '../../src/portal/i18n.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { csrfOf, FORM, form, portalUser } from './support.ts';
 
@@ -72,6 +71,7 @@ describe('refusals', () => {
     'body/receipt_id must NOT have more than 1000 characters',
     'customer/email must match format "email"',
     'Order is draft: only a completed, failed, refunded or expired order has an event to re-send',
+    'expected 2xx, got 500',
     'Pentru vehicul categorie A nr.inmatriculare ACT009, exista rovinieta activa in perioada 27.08.2026 - 25.09.2026',
   ];
 
@@ -81,6 +81,8 @@ describe('refusals', () => {
       for (const reason of ENGLISH) {
         const said = known(t, reason);
         expect(said, `${lang}: ${reason}`).toBeDefined();
+        // A captured value shown through another catalogue key must find it, not show the key.
+        expect(said, `${lang}: ${reason}`).not.toMatch(/\b(status|role|product|nav)\.\w/);
         if (lang !== 'en') expect(said, `${lang}: ${reason}`).not.toContain(reason);
       }
     }

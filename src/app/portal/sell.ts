@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { conflict, DomainError, notFound } from '../../domain/errors.ts';
+import { conflict, DomainError, notFound, type ErrorCode } from '../../domain/errors.ts';
 import { addDays } from '../../domain/time.ts';
 import { baniToMdl } from '../../domain/money.ts';
 import { walletEligible } from '../../domain/wallet.ts';
@@ -73,6 +73,8 @@ export async function sellQuote(
   return quote(svc, await partnerOf(svc, user), body);
 }
 
+const RULE_REFUSALS: ReadonlySet<ErrorCode> = new Set(['bad_request', 'not_found', 'product_rule']);
+
 /**
  * What the product's rules refuse in a form the desk's own checks already refused (decision 0098):
  * the step run as it would run, without changing anything (get-offers' quote; create-order's
@@ -90,7 +92,9 @@ export async function sellRuleRefusals(
     if ('quote' in step) await quote(svc, partner, step.quote);
     else await priceOrder(svc, partner, step.order);
   } catch (err) {
-    if (err instanceof DomainError) return err.reasons;
+    // The rules' refusals only: get-offers answers them as 400 (or 404, an unknown vehicle),
+    // create-order's pricing as product_rule; a provider's failure or anything else is not said.
+    if (err instanceof DomainError && RULE_REFUSALS.has(err.code)) return err.reasons;
   }
   return [];
 }
