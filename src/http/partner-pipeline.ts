@@ -3,6 +3,7 @@ import type { Services } from '../app/services.ts';
 import { partnerAuthentication } from './partner-auth.ts';
 import { partnerRateLimit } from './partner-rate-limit.ts';
 import { keepSignedBytes, parseSignedBody } from './raw-body.ts';
+import { guardParamsAndQuery } from './text-guard.ts';
 import type { App } from './typed.ts';
 
 /**
@@ -15,7 +16,9 @@ import type { App } from './typed.ts';
  *    parsed (Fastify's content-type parsing, with a parser that keeps them).
  * 3. preValidation: the signature over those bytes names the partner, or 401/403; failures are
  *    counted per client address (decisions 0007, 0045, 0046).
- * 4. preValidation: the bytes parsed as JSON into `request.body`, or 400 (decision 0003).
+ * 4. preValidation: the bytes parsed as JSON into `request.body`, or 400 (decision 0003), then
+ *    path parameters and query string checked for what PostgreSQL cannot store, or 400 (the root
+ *    scope's check of them leaves /v1 to this step, so that it comes after the signature).
  * 5. preValidation: the partner's rate limit, or 429 (decision 0008).
  *
  * Then each route's own: its preValidation (refusing a webhook's fields, resend-event's own
@@ -36,5 +39,6 @@ export async function installPartnerPipeline(
   keepSignedBytes(app);
   app.addHook('preValidation', authentication.verifySignature);
   app.addHook('preValidation', parseSignedBody);
+  app.addHook('preValidation', guardParamsAndQuery);
   app.addHook('preValidation', rateLimit);
 }

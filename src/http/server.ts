@@ -111,7 +111,13 @@ export async function buildServer(svc: Services, opts: ServerOptions): Promise<A
     reply.header('x-request-id', req.id);
     done();
   });
-  app.addHook('preValidation', guardParamsAndQuery);
+  // Path parameters and the query string, before validation (decision 0003). The partner API checks
+  // them in its own pipeline, after the signature (decision 0101): a badly signed request is 403
+  // whatever its query holds, and counted as a failed authentication.
+  app.addHook('preValidation', (req, reply, done) => {
+    if (req.routeOptions.url?.startsWith('/v1/')) done();
+    else guardParamsAndQuery(req, reply, done);
+  });
   if (opts.logger.isLevelEnabled('debug')) {
     app.addHook('onResponse', async (req, reply) => {
       req.log.debug(

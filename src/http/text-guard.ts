@@ -49,7 +49,7 @@ export function badBodyText(raw: Buffer, body: unknown): string | undefined {
   return raw.includes('\\u') ? findBadText(body, 'body') : undefined;
 }
 
-/** Root hook: path parameters and the query string. */
+/** Path parameters and the query string: a root hook, and a step of the partner API's pipeline. */
 export function guardParamsAndQuery(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
   const bad = findBadText(req.params, 'params') ?? findBadText(req.query, 'querystring');
   if (bad) {

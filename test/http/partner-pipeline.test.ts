@@ -81,13 +81,34 @@ describe('the five steps, in their order, on the service', () => {
     'x-polita-signature': timestampedSignatureHeader(id, secret, 'get-offers', payload, t++),
   });
 
-  it('1 before 2: no signature header is 401 whatever the body', async () => {
-    expect((await send('{"a":', {})).statusCode).toBe(401);
+  it('1 before 2: no signature header is 401 before the body is read, even one over 64 KiB', async () => {
+    const res = await send(`{"a":"${'x'.repeat(70 * 1024)}"}`, {});
+    expect(res.statusCode).toBe(401);
+    expect(res.json().message).toBe('Missing X-Hmac-Signature header');
   });
 
   it('3 before 4: a wrong signature over a body that is not JSON is 403, never 400', async () => {
     const res = await send('{"a":', signed('{"a":', h.demo.id, 'f'.repeat(64)));
     expect(res.statusCode).toBe(403);
+  });
+
+  it('3 before 4: a wrong signature on a request whose query holds U+0000 is 403, not 400', async () => {
+    const body = '{"product":"rca","vehicle":"100000001","duration":365,"idnx":"2003000000016"}';
+    const wrong = await h.service.app.inject({
+      method: 'POST',
+      url: '/v1/get-offers?x=%00',
+      headers: { 'content-type': 'application/json', ...signed(body, h.demo.id, 'f'.repeat(64)) },
+      payload: body,
+    });
+    expect(wrong.statusCode).toBe(403);
+    const right = await h.service.app.inject({
+      method: 'POST',
+      url: '/v1/get-offers?x=%00',
+      headers: { 'content-type': 'application/json', ...signed(body) },
+      payload: body,
+    });
+    expect(right.statusCode).toBe(400);
+    expect(right.json().message).toBe('querystring/x must not contain U+0000 or an unpaired surrogate');
   });
 
   it('4 after 3: a signed body that is not JSON is 400', async () => {
