@@ -1,5 +1,5 @@
 import Fastify from 'fastify';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { installRepliesAtEndOfTurn } from '../../src/http/replies-at-end-of-turn.ts';
 
 /**
@@ -49,5 +49,31 @@ describe('answers written at the end of the turn', () => {
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 400]);
     expect(answers.slice(0, 3).map((a) => a.json().n)).toEqual([1, 2, 3]);
     await app.close();
+  });
+
+  it('writes the answers finished in one turn with one wait, not one each', async () => {
+    const app = Fastify();
+    installRepliesAtEndOfTurn(app);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // Four handlers waiting on one promise finish in the same turn of the event loop.
+    app.get('/:n', async (req) => {
+      await gate;
+      return { n: Number((req.params as { n: string }).n) };
+    });
+    await app.ready();
+    const spy = vi.spyOn(globalThis, 'setImmediate');
+    try {
+      const pending = [1, 2, 3, 4].map((n) => app.inject({ method: 'GET', url: `/${n}` }));
+      await new Promise((r) => setTimeout(r, 20));
+      spy.mockClear();
+      release();
+      const answers = await Promise.all(pending);
+      expect(answers.map((a) => a.json().n)).toEqual([1, 2, 3, 4]);
+      expect(spy.mock.calls.filter(([fn]) => fn.name === 'sendAll')).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+      await app.close();
+    }
   });
 });
