@@ -3,7 +3,15 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signatureHeader } from '../src/signature.ts';
-import { idlePct, machineCpu, rssSampler, startPolita, threadCpu, type Running } from './processes.ts';
+import {
+  idlePct,
+  machineCpu,
+  pinLoadGenerator,
+  rssSampler,
+  startPolita,
+  threadCpu,
+  type Running,
+} from './processes.ts';
 
 /**
  * `npm run bench:issuance`: issuance end to end, paid → policy PDF → webhook delivered, against the
@@ -19,7 +27,9 @@ import { idlePct, machineCpu, rssSampler, startPolita, threadCpu, type Running }
  *
  * Prints, last, `RESULT {json}` for `npm run bench`. The service's RSS is sampled every 500 ms.
  * BENCH_NODE_ARGS adds node flags to the instance with workers (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p").
+ * The services run on CPU 0 and this process on CPU 1, as the other benchmarks pin them.
  */
+console.log(pinLoadGenerator());
 const ORDERS = Number(process.env.BENCH_ORDERS || 4000);
 const RATE = Number(process.env.BENCH_ISSUANCE_RATE || 100);
 const STEADY_SECONDS = Number(process.env.BENCH_ISSUANCE_SECONDS || 20);

@@ -38,6 +38,10 @@ export function pinLoadGenerator(): string {
   pins.load = process.env.BENCH_LOAD_CPUS ?? (twoCpus ? '1' : '');
   if (pins.load)
     execFileSync('taskset', ['-a', '-p', '-c', pins.load, String(process.pid)], { stdio: 'ignore' });
+  // A benchmark script this one starts (bench/issuance.ts under npm run bench) pins the same way:
+  // pinned itself, it would see one CPU and pin nothing.
+  process.env.BENCH_SERVICE_CPUS = pins.service;
+  process.env.BENCH_LOAD_CPUS = pins.load;
   return `service on CPU ${pins.service || 'any'}, load generator on CPU ${pins.load || 'any'}`;
 }
 
