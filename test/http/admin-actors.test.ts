@@ -4,6 +4,7 @@ import { createOperator } from '../../src/app/admin/operators.ts';
 import { OPERATOR_WRITES, type OperatorWrite } from '../../src/http/operator-roles.ts';
 import { portalUser, post as portalPost } from '../portal/support.ts';
 import type { AuditEntry } from '../support/audit.ts';
+import { consoleFormPoster } from '../support/console.ts';
 import { harnessAt, type Harness } from '../support/harness.ts';
 import { paidRcaOrder } from '../support/orders.ts';
 
@@ -27,35 +28,6 @@ const inject = (token: string, method: string, url: string) =>
     url,
     headers: { authorization: `Bearer ${token}` },
   });
-
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-
-/** A console session of `token` as a browser holds it: both cookies, and the token its forms send. */
-async function consoleSignIn(token: string) {
-  const res = await h.service.app.inject({
-    method: 'POST',
-    url: '/console/sign-in',
-    headers: FORM,
-    payload: new URLSearchParams({ token }).toString(),
-  });
-  const session = `polita_console=${res.cookies.find((c) => c.name === 'polita_console')!.value}`;
-  const page = await h.service.app.inject({
-    method: 'GET',
-    url: '/console/settings',
-    headers: { cookie: session },
-  });
-  const csrfCookie = page.cookies.find((c) => c.name === 'polita_csrf')!.value;
-  const cookie = `${session}; polita_csrf=${csrfCookie}`;
-  const again = await h.service.app.inject({ method: 'GET', url: '/console/settings', headers: { cookie } });
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(again.body)![1]!;
-  return (url: string) =>
-    h.service.app.inject({
-      method: 'POST',
-      url,
-      headers: { ...FORM, cookie },
-      payload: new URLSearchParams({ _csrf: csrf }).toString(),
-    });
-}
 
 describe('the audit log names who acted', () => {
   it('an operator through the API and the console, a portal user, and the service itself', async () => {
@@ -82,7 +54,7 @@ describe('the audit log names who acted', () => {
       action: 'partner.change',
     });
 
-    const consolePost = await consoleSignIn(op.token);
+    const consolePost = await consoleFormPoster(h, op.token);
     expect((await consolePost(`/console/partners/${p.id}/disable`)).statusCode).toBe(303);
     expect(await lastAudit(p.id)).toMatchObject({
       actor: op.id,
@@ -131,7 +103,7 @@ describe('operator roles', () => {
         });
       }
     }
-    const consolePost = await consoleSignIn(support.token);
+    const consolePost = await consoleFormPoster(h, support.token);
     const refused = await consolePost(`/console/partners/${p.id}/disable`);
     expect(refused.statusCode).toBe(403);
     expect(refused.body).toContain(

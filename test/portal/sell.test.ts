@@ -48,6 +48,20 @@ function leafNames(schema: { properties?: Record<string, unknown> }, prefix = ''
   });
 }
 
+/** The date `n` days from today, as the desk's date fields take it. */
+const day = (n: number) => localDate(Date.now() + n * 86_400_000);
+/** A medical trip to Europe every rule accepts: one traveller born in 1990, 5 to 12 days from today. */
+const europeTrip = {
+  'f.persons.0': '1990-05-10',
+  '_rows.persons': '1',
+  'f.start_date': day(5),
+  'f.end_date': day(12),
+  'f.is_multiple_type': 'false',
+  'f.include_additional_risk': 'false',
+  'f.activity': 'TRVL',
+  'f.covered_territories': 'EUROPE',
+};
+
 const hidden = (body: string, name: string) =>
   new RegExp(`name="${name}" value="([^"]*)"`)
     .exec(body)?.[1]
@@ -259,20 +273,7 @@ describe('errors', () => {
   });
 
   it('asks a person’s passport and birthday of a policyholder who is a person, not as optional', async () => {
-    const { body } = await choose(
-      'medical',
-      {
-        'f.persons.0': '1990-05-10',
-        '_rows.persons': '1',
-        'f.start_date': localDate(Date.now() + 5 * 86_400_000),
-        'f.end_date': localDate(Date.now() + 12 * 86_400_000),
-        'f.is_multiple_type': 'false',
-        'f.include_additional_risk': 'false',
-        'f.activity': 'TRVL',
-        'f.covered_territories': 'EUROPE',
-      },
-      /EUR/,
-    );
+    const { body } = await choose('medical', europeTrip, /EUR/);
     const passport = body.slice(body.indexOf('for="f-contractor-passport"'));
     expect(passport.slice(0, passport.indexOf('</label>'))).not.toContain('(optional)');
     expect(body).toMatch(/id="f-contractor-passport"[^>]* required/);
@@ -284,15 +285,11 @@ describe('errors', () => {
 });
 
 describe('every refusal of the product’s rules at once', () => {
-  const day = (n: number) => localDate(Date.now() + n * 86_400_000);
+  /** Europe's trip with three of its rules broken: traveller born after the start, end before it, home covered. */
   const trip = {
+    ...europeTrip,
     'f.persons.0': day(10),
-    '_rows.persons': '1',
-    'f.start_date': day(5),
     'f.end_date': day(3),
-    'f.is_multiple_type': 'false',
-    'f.include_additional_risk': 'false',
-    'f.activity': 'TRVL',
     'f.covered_territories': 'MDA',
   };
   /** A traveller and a company policyholder, each code with a wrong check digit. */
@@ -382,11 +379,7 @@ describe('every refusal of the product’s rules at once', () => {
   });
 
   it('create-order: three broken rules are three errors, each beside its field, in Russian', async () => {
-    const { body, fields } = await choose(
-      'medical',
-      { ...trip, 'f.covered_territories': 'EUROPE', 'f.end_date': day(12), 'f.persons.0': '1990-05-10' },
-      /EUR/,
-    );
+    const { body, fields } = await choose('medical', europeTrip, /EUR/);
     const res = await post(
       h,
       '/portal/sell/create-order',
@@ -414,11 +407,7 @@ describe('every refusal of the product’s rules at once', () => {
   });
 
   it('create-order: a customer the form refuses and the rules’ refusals come in one answer', async () => {
-    const { body, fields } = await choose(
-      'medical',
-      { ...trip, 'f.covered_territories': 'EUROPE', 'f.end_date': day(12), 'f.persons.0': '1990-05-10' },
-      /EUR/,
-    );
+    const { body, fields } = await choose('medical', europeTrip, /EUR/);
     const res = await post(h, '/portal/sell/create-order', cashier.cookie, {
       ...inputsOf(body),
       ...fields,
