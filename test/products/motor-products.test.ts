@@ -139,6 +139,8 @@ describe('green-card', () => {
       [{ ...GC_QUOTE, vehicle: '12345' }, 400, /vehicle/],
       [{ ...GC_QUOTE, idnx: '2003000000017' }, 400, /idnx has an invalid check digit/],
       [{ ...GC_QUOTE, vehicle: '999999999' }, 404, /Vehicle not found/],
+      // Both wrong: the refusals are gathered (decision 0098), but the answer is the first one's.
+      [{ ...GC_QUOTE, vehicle: '999999999', idnx: '2003000000017' }, 404, /^Vehicle not found$/],
     ];
     for (const [body, status, reason] of cases) {
       const res = await quote(body);
@@ -157,6 +159,7 @@ describe('green-card', () => {
       [gcItem({ insurance_company: 'nobody' }), 500, /^\[API\] Unknown insurance_company nobody$/],
       [gcItem({ idnx: '1021600002205' }), 500, /^\[API\] idnx has an invalid check digit$/],
       [gcItem({ vehicle: '999999999' }), 500, /^\[API\] Vehicle not found$/],
+      [gcItem({ vehicle: '999999999', idnx: '1021600002205' }), 500, /^\[API\] Vehicle not found$/],
       [
         gcItem({ start_date: '2026-11-20' }),
         500,
