@@ -311,6 +311,13 @@ describe('a batch of one partner’s wallet payments in one statement', () => {
     ]);
     expect(results.map((r) => (r.ok ? r.value.outcome : 'failed'))).toEqual(['paid', 'refused', 'paid']);
     expect((await footprint(drafts[1]!.id, p.id)).status).toBe('draft');
+    // The two under the same terms were paid by one statement: their ledger entries share a transaction.
+    const { rows } = await sql<{ tx: string }>`
+      select xmin::text as tx from ledger_entries where order_id in (${drafts[0]!.id}, ${drafts[2]!.id})`.execute(
+      h.service.svc.db,
+    );
+    expect(rows).toHaveLength(2);
+    expect(rows[0]!.tx).toBe(rows[1]!.tx);
   });
 });
 
