@@ -40,7 +40,9 @@ export function verify(
   for (const secret of secrets) {
     const hmac = createHmac('sha512', secret);
     if (prefix !== undefined) hmac.update(prefix);
-    const expected = hmac.update(body).digest();
+    // Taken as a 'binary' (latin1) string, a byte a character, and copied into a pooled Buffer: a
+    // digest asked for as a Buffer gets memory of its own, a quarter of the HMAC's time (decision 0106).
+    const expected = Buffer.from(hmac.update(body).digest('binary'), 'binary');
     // Every secret is checked, match or not, so timing says nothing about which one matched.
     if (signature.length === expected.length && timingSafeEqual(expected, signature)) ok = true;
   }

@@ -23,6 +23,21 @@ describe('the partner signature', () => {
     expect(verify(['new'], body, Buffer.concat([sig, Buffer.alloc(1)]))).toBe(false);
   });
 
+  it('verifies every byte of the digest, whatever its value (nearly all 256 values appear)', () => {
+    const seen = new Set<number>();
+    for (let i = 0; i < 64; i++) {
+      const body = Buffer.from(`{"n":${i}}`);
+      const sig = Buffer.from(sign('ключ-ș', body), 'hex');
+      for (const b of sig) seen.add(b);
+      expect(verify(['ключ-ș'], body, sig)).toBe(true);
+      // One bit off in any byte is refused.
+      const off = Buffer.from(sig);
+      off[i] = off[i]! ^ 0x80;
+      expect(verify(['ключ-ș'], body, off)).toBe(false);
+    }
+    expect(seen.size).toBeGreaterThan(240);
+  });
+
   it('reads a header of a partner id and 128 lowercase hex digits, and refuses any other form', () => {
     const body = Buffer.from('{"id":"A1"}');
     const hex = sign('new', body);
