@@ -14,12 +14,12 @@
  * (docs/performance.md, "Get-offers' speed"). Use it to see what a change allocates, then judge
  * the change by requests a second with `npm run bench:ab`.
  */
-import { createHmac } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
 import { GCProfiler } from 'node:v8';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { startService } from '../src/service.ts';
+import { signatureHeader } from '../src/signature.ts';
 import { scratchDatabase } from './anchors.ts';
 
 const PG_SERVER = process.env.BENCH_PG || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -49,7 +49,7 @@ await scratchDatabase(PG_SERVER, 'polita_alloc', async (url) => {
       url: '/v1/get-offers',
       headers: {
         'content-type': 'application/json',
-        'x-hmac-signature': `${demo.id}:${createHmac('sha512', demo.secret).update(body).digest('hex')}`,
+        'x-hmac-signature': signatureHeader(demo.id, demo.secret, body),
       },
       payload: body,
     };

@@ -4,10 +4,11 @@ import type { FastifyInstance } from 'fastify';
  * Answers leave together at the end of the event loop's turn (decision 0105): the root's `onSend`
  * step, the first of each answer's, waits for a `setImmediate`, and then the turn's answers go on
  * one after another: a route's own `onSend` steps run after the wait (an idempotent route stores its
- * answer then, so its answer leaves after that write, not with the turn's others). A write that finds its reader asleep has to wake it, and on a virtual machine waking a
- * process on another CPU costs more than the write; written together, the first wakes the reader
- * and the rest find it awake. An answer waits at most for the rest of the turn it was finished in
- * (the synchronous work of that turn's other handlers), never for any I/O.
+ * answer then, so its answer leaves after that write, not with the turn's others). A write that
+ * finds its reader asleep has to wake it, and on a virtual machine waking a process on another CPU
+ * costs more than the write; written together, the first wakes the reader and the rest find it
+ * awake. An answer waits at most for the rest of the turn it was finished in (the synchronous work
+ * of that turn's other handlers), never for any I/O.
  *
  * It uses only Fastify's `onSend` hook, so everything above and below is as before: headers,
  * status and payload are Fastify's, and Node writes the answer as it always does.

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGUES, formatsFor, LANGUAGES, languageOf, translator } from '../../src/portal/i18n.ts';
+import { ORDER_STATUSES, WEBHOOK_EVENT_TYPES } from '../../src/domain/order-state.ts';
 import { known, REASON_KEYS, say } from '../../src/portal/reasons.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { csrfOf, FORM, form, portalUser } from './support.ts';
@@ -45,6 +46,12 @@ describe('the catalogues', () => {
       // Whole keys only: `t('nav.' + link.area)` is checked by the page tests.
       for (const m of text.matchAll(/\bt\('([^']+)'[,)]/g)) expect(known, `${file}: ${m[1]}`).toContain(m[1]);
     }
+  });
+
+  it('name every order status and webhook event a page shows as `status.<name>`', () => {
+    const known = new Set(Object.keys(CATALOGUES.ro).map(stem));
+    for (const name of [...ORDER_STATUSES, ...WEBHOOK_EVENT_TYPES])
+      expect(known, name).toContain(`status.${name}`);
   });
 });
 
